@@ -1,0 +1,39 @@
+# Every dependency comes from Debian packages (scripts/setup) except the CUDA toolkit (/usr/local/cuda).
+find_package(Threads REQUIRED)
+find_package(CUDAToolkit REQUIRED)   # CUPTI and NVTX headers only: nothing links libcupti or libcuda
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBUNWIND REQUIRED IMPORTED_TARGET libunwind)
+
+find_path(GPROF_CUPTI_INCLUDE_DIR cupti_activity.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include
+  REQUIRED)
+find_path(GPROF_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS} REQUIRED)
+
+# CUDA headers without linking anything of CUDA.
+add_library(gprof_cuda_headers INTERFACE)
+target_include_directories(gprof_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS} ${GPROF_CUPTI_INCLUDE_DIR})
+
+# spdlog and fmt header-only: no libspdlog.so / libfmt.so to ship, and none to clash with an app's own copy
+# once the collector is inside it.
+add_library(gprof_logging INTERFACE)
+target_compile_definitions(gprof_logging INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
+target_include_directories(gprof_logging SYSTEM INTERFACE
+  $<TARGET_PROPERTY:spdlog::spdlog_header_only,INTERFACE_INCLUDE_DIRECTORIES>
+  $<TARGET_PROPERTY:fmt::fmt-header-only,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(gprof_logging INTERFACE Threads::Threads)
+
+# Binaries that run outside the target link libstdc++/libgcc statically, so the relocatable tree needs only
+# glibc on the GPU machine.
+add_library(gprof_static_runtime INTERFACE)
+target_link_options(gprof_static_runtime INTERFACE -static-libstdc++ -static-libgcc)
+
+if(GPROF_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED)
+endif()
+if(GPROF_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,46 @@
+// The trace header: who produced the trace, for which process, and how its clock relates to wall time.
+// Never holds the environment (it carries secrets).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gprof/trace/records.h"
+
+namespace gprof::trace {
+
+// What the writer is given (borrowed C strings: usable inside the target without allocation).
+struct HeaderInfo {
+    uint32_t features = 0;
+    const char* producer = "";     // "gprof-run 0.1.0"
+    int64_t pid = 0;
+    int64_t ppid = 0;
+    const char* hostname = "";
+    const char* executable = "";
+    const char* const* argv = nullptr;
+    uint32_t argc = 0;
+    ClockReference clock;
+    uint32_t cuda_driver_version = 0;  // 0 when not known at start (the usual case: CUDA starts later)
+    uint32_t cupti_api_version = 0;
+    const char* run_id = "";           // shared by every process of one gprof-run invocation
+};
+
+// What the reader returns.
+struct TraceHeader {
+    uint16_t version_major = 0;
+    uint16_t version_minor = 0;
+    uint32_t features = 0;
+    std::string producer;
+    int64_t pid = 0;
+    int64_t ppid = 0;
+    std::string hostname;
+    std::string executable;
+    std::vector<std::string> argv;
+    ClockReference clock;
+    uint32_t cuda_driver_version = 0;
+    uint32_t cupti_api_version = 0;
+    std::string run_id;
+};
+
+}  // namespace gprof::trace

@@ -1,0 +1,111 @@
+// TraceReader: streams the records of one trace file. Runs outside the target only (it may throw).
+//
+// A damaged file never crashes it: a cut tail, a corrupt chunk or records of unknown kinds each produce a
+// warning naming what was lost, and reading goes on with what is intact. Only a file that is not a gprof-run
+// trace at all, or one of a newer major format version, is refused (TraceError, with a message to print).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gprof/trace/header.h"
+#include "gprof/trace/records.h"
+
+namespace gprof::trace {
+
+class TraceError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// One decoded record. Only the member named by `kind` is valid. Backtrace frames live inside the record.
+struct Record {
+    RecordKind kind;
+    union {
+        Thread thread;
+        Device device;
+        CudaInfo cuda_info;
+        ApiCall api;
+        Kernel kernel;
+        Memcpy memcpy;
+        Memset memset;
+        Sync sync;
+        Nvtx nvtx;
+        Memory memory;
+        Overhead overhead;
+        Dropped dropped;
+        Capture capture;
+        Backtrace backtrace;
+        Module module;
+        GraphLaunch graph_launch;
+        ExternalCorrelation external_correlation;
+        Status status;
+        End end;
+    };
+    Record() : kind(RecordKind::End), end() {}
+};
+
+struct ReadStats {
+    uint64_t file_bytes = 0;
+    uint64_t chunks = 0;            // intact chunks read
+    uint64_t records = 0;           // records surfaced (String records excluded)
+    uint64_t corrupt_chunks = 0;    // failed their checksum or framing, skipped
+    uint64_t corrupt_bytes = 0;     // bytes skipped with them
+    uint64_t truncated_bytes = 0;   // bytes of an incomplete final chunk
+    uint64_t unknown_records = 0;   // kinds newer than this reader, skipped
+    bool has_end = false;           // the End record was found: the writer finished cleanly
+};
+
+class TraceReader {
+public:
+    // Opens and validates the preamble and header. Throws TraceError with a message fit for the user.
+    explicit TraceReader(const std::string& path);
+    ~TraceReader();
+    TraceReader(const TraceReader&) = delete;
+    TraceReader& operator=(const TraceReader&) = delete;
+
+    const std::string& path() const { return path_; }
+    const TraceHeader& header() const { return header_; }
+
+    // Next record in file order; false at the end of the file (warnings() is then complete).
+    bool next(Record& out);
+
+    // The text of an interned string; "<string #N>" for an id whose definition was lost.
+    std::string_view string(StringId id) const;
+    size_t string_count() const { return strings_.size(); }
+
+    const ReadStats& stats() const { return stats_; }
+    // Human-readable notes on anything lost or skipped, in the order found.
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+private:
+    bool next_chunk();
+    bool resync(size_t from);
+    void finish_file();
+    void warn(std::string message);
+
+    std::string path_;
+    TraceHeader header_;
+    const uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+    bool mapped_ = false;
+    std::vector<uint8_t> owned_;   // when the file could not be mapped
+    size_t offset_ = 0;            // next chunk starts here
+    const uint8_t* cursor_ = nullptr;  // inside the current chunk's payload
+    const uint8_t* chunk_end_ = nullptr;
+    uint64_t chunk_index_ = 0;
+    Timestamp prev_time_ = 0;
+    uint32_t prev_correlation_ = 0;
+    bool done_ = false;
+    std::vector<std::string> strings_;
+    mutable std::string placeholder_;
+    ReadStats stats_;
+    std::vector<std::string> warnings_;
+    uint64_t unknown_kind_counts_[256] = {};
+};
+
+}  // namespace gprof::trace

@@ -1,0 +1,304 @@
+// The decoded form of every record a gprof-run trace holds.
+//
+// This header is the contract between the collector (inside the target process) and everything that reads
+// traces (outside it). Plain structs only: no allocation, no exceptions, so the in-target writer can use them.
+// Enumerations that mirror CUPTI keep CUPTI's numeric values, so translation from an activity record is a copy
+// and a reader never needs cupti headers. docs/trace-format.md describes the on-disk encoding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gprof::trace {
+
+// Format version. A reader accepts any minor of its own major (fields and record kinds are only ever appended,
+// and every record carries its length so unknown ones are skipped); a newer major is refused with both numbers.
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+
+// Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
+// the file. The high 16 are informational.
+enum FeatureBits : uint32_t {
+    kFeatureRequiredMask = 0x0000FFFFu,
+    kFeatureBacktraces = 1u << 16,  // API calls may carry Backtrace records
+};
+
+// Interned strings: id 0 is the empty string; ids are assigned by the writer in order of first use and the
+// String record defining an id always precedes its first use in the file.
+using StringId = uint32_t;
+
+enum class RecordKind : uint8_t {
+    Header = 1,      // always the first record of a file
+    String = 2,      // interned string definition (consumed by the reader, not surfaced)
+    Thread = 3,      // OS thread name
+    Device = 4,      // GPU properties
+    CudaInfo = 5,    // driver / runtime / CUPTI versions, CUPTI library used
+    ApiCall = 6,     // CUDA runtime or driver API call
+    Kernel = 7,
+    Memcpy = 8,
+    Memset = 9,
+    Sync = 10,       // synchronization (event/stream/context sync, stream wait event)
+    Nvtx = 11,       // NVTX push/pop range, start/end range or mark
+    Memory = 12,     // device memory allocation / release
+    Overhead = 13,   // CUPTI / driver overhead intervals
+    Dropped = 14,    // records lost, counted
+    Capture = 15,    // capture range start / stop markers
+    Backtrace = 16,  // return addresses of an API call
+    Module = 17,     // a loaded object (for symbolisation outside the target)
+    GraphLaunch = 18,
+    ExternalCorrelation = 19,
+    Status = 20,     // a component's state: "CUPTI unavailable: ...", "no CUDA device", ...
+    End = 21,        // clean end of trace; absent when the process died
+};
+inline constexpr uint8_t kMaxRecordKind = 21;
+
+// Timestamps are nanoseconds on the trace clock (see ClockReference). 0 means "unknown" (CUPTI documents zero
+// timestamps when its device buffers run short); never treat 0 as time zero.
+using Timestamp = uint64_t;
+
+enum class TraceClock : uint8_t {
+    Realtime = 0,   // CLOCK_REALTIME ns: CUPTI's default on Linux
+    Monotonic = 1,  // CLOCK_MONOTONIC ns
+};
+
+struct ClockReference {
+    TraceClock clock = TraceClock::Realtime;
+    Timestamp trace_ns = 0;     // trace clock, read together with ...
+    int64_t realtime_ns = 0;    // ... CLOCK_REALTIME and ...
+    int64_t monotonic_ns = 0;   // ... CLOCK_MONOTONIC, so traces of several processes / hosts can be merged
+};
+
+// ----- process and thread metadata -----------------------------------------------------------------------
+
+struct Thread {
+    uint64_t tid = 0;
+    StringId name = 0;
+};
+
+struct Device {
+    uint32_t id = 0;
+    StringId name = 0;
+    uint32_t cc_major = 0, cc_minor = 0;
+    uint32_t sm_count = 0;
+    uint64_t global_memory_bytes = 0;
+    StringId uuid = 0;  // text form, "GPU-xxxxxxxx-..."; 0 when unknown
+};
+
+struct CudaInfo {
+    Timestamp timestamp = 0;
+    uint32_t driver_version = 0;   // cuDriverGetVersion, e.g. 13000; 0 unknown
+    uint32_t runtime_version = 0;  // 0 unknown (the collector does not link cudart)
+    uint32_t cupti_api_version = 0;
+    StringId cupti_library = 0;    // path of the libcupti that was loaded
+};
+
+// ----- CUDA activity ---------------------------------------------------------------------------------------
+
+enum class ApiDomain : uint8_t { Runtime = 0, Driver = 1 };
+
+struct ApiCall {
+    Timestamp start = 0, end = 0;
+    uint64_t tid = 0;
+    uint32_t correlation = 0;
+    uint32_t cbid = 0;        // CUPTI callback id within its domain
+    StringId name = 0;        // "cudaLaunchKernel", "cuMemcpyHtoD_v2", ...
+    int32_t result = 0;       // cudaError_t / CUresult
+    ApiDomain domain = ApiDomain::Runtime;
+};
+
+struct Kernel {
+    Timestamp start = 0, end = 0;
+    uint32_t device = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    uint32_t correlation = 0;
+    int32_t grid_x = 0, grid_y = 0, grid_z = 0;
+    int32_t block_x = 0, block_y = 0, block_z = 0;
+    uint32_t registers_per_thread = 0;
+    uint32_t static_shared_bytes = 0;
+    uint32_t dynamic_shared_bytes = 0;
+    uint32_t local_bytes_per_thread = 0;
+    StringId name = 0;        // mangled name as CUPTI reports it
+    uint32_t graph_id = 0;    // 0 when not launched from a graph
+    uint64_t graph_node_id = 0;
+    uint8_t device_launched = 0;  // CUDA dynamic parallelism
+};
+
+// Values of CUpti_ActivityMemcpyKind.
+enum class MemcpyKind : uint8_t {
+    Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6, DtoA = 7, DtoD = 8, HtoH = 9, PtoP = 10,
+};
+
+// Values of CUpti_ActivityMemoryKind.
+enum class MemoryKind : uint8_t {
+    Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Array = 4, Managed = 5, DeviceStatic = 6, ManagedStatic = 7,
+};
+
+struct Memcpy {
+    Timestamp start = 0, end = 0;
+    uint64_t bytes = 0;
+    uint32_t device = 0;
+    uint32_t peer_device = 0;   // destination device for PtoP (MEMCPY2), else == device
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    uint32_t correlation = 0;
+    uint32_t graph_id = 0;
+    uint64_t graph_node_id = 0;
+    MemcpyKind copy_kind = MemcpyKind::Unknown;
+    MemoryKind src_kind = MemoryKind::Unknown;
+    MemoryKind dst_kind = MemoryKind::Unknown;
+    uint8_t async = 0;          // issued by an async API
+};
+
+struct Memset {
+    Timestamp start = 0, end = 0;
+    uint64_t bytes = 0;
+    uint32_t value = 0;
+    uint32_t device = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    uint32_t correlation = 0;
+    uint32_t graph_id = 0;
+    uint64_t graph_node_id = 0;
+    MemoryKind memory_kind = MemoryKind::Unknown;
+};
+
+// Values of CUpti_ActivitySynchronizationType.
+enum class SyncType : uint8_t {
+    Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3, ContextSynchronize = 4,
+};
+
+struct Sync {
+    Timestamp start = 0, end = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;       // 0xFFFFFFFF when not applicable (context sync)
+    uint32_t event = 0;
+    uint32_t correlation = 0;
+    SyncType type = SyncType::Unknown;
+};
+
+// Values of CUpti_ActivityMemoryOperationType.
+enum class MemoryOp : uint8_t { Unknown = 0, Allocation = 1, Release = 2 };
+
+struct Memory {
+    Timestamp timestamp = 0;
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    uint32_t device = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    uint32_t correlation = 0;
+    MemoryOp op = MemoryOp::Unknown;
+    MemoryKind memory_kind = MemoryKind::Unknown;
+};
+
+struct GraphLaunch {
+    Timestamp start = 0, end = 0;
+    uint32_t device = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    uint32_t correlation = 0;
+    uint32_t graph_id = 0;
+};
+
+struct ExternalCorrelation {
+    uint64_t external_id = 0;
+    uint32_t correlation = 0;
+    uint32_t external_kind = 0;  // CUpti_ExternalCorrelationKind
+};
+
+struct Overhead {
+    Timestamp start = 0, end = 0;
+    uint32_t overhead_kind = 0;  // CUpti_ActivityOverheadKind, raw
+    uint32_t object_kind = 0;    // CUpti_ActivityObjectKind, raw
+    uint64_t object_id = 0;      // thread id or device id, per object_kind
+};
+
+// ----- NVTX ------------------------------------------------------------------------------------------------
+
+enum class NvtxType : uint8_t { PushPop = 0, StartEnd = 1, Mark = 2 };
+
+enum class NvtxPayload : uint8_t { None = 0, U64 = 1, I64 = 2, Double = 3, U32 = 4, I32 = 5, Float = 6 };
+
+struct Nvtx {
+    Timestamp start = 0, end = 0;  // end == start for a mark; end == 0 for a range that never ended
+    uint64_t tid = 0;              // thread that opened the range
+    uint64_t end_tid = 0;          // thread that closed it (start/end ranges may end elsewhere)
+    StringId name = 0;
+    StringId domain = 0;           // 0 = the default domain
+    uint32_t color = 0;            // ARGB; 0 = none given
+    uint32_t category = 0;
+    StringId category_name = 0;    // from nvtxNameCategory, 0 if unnamed
+    uint64_t payload = 0;          // raw bits, interpreted by payload_type
+    uint16_t depth = 0;            // push/pop nesting depth at push (0 = outermost)
+    NvtxType type = NvtxType::PushPop;
+    NvtxPayload payload_type = NvtxPayload::None;
+};
+
+// ----- completeness and session state -------------------------------------------------------------------
+
+enum class DropSource : uint8_t {
+    CuptiBuffer = 0,    // cuptiActivityGetNumDroppedRecords
+    CollectorQueue = 1, // our own queues were full
+    WriteError = 2,     // records that could not be written (full disk, I/O error)
+    NvtxOverflow = 3,   // NVTX ranges still open at exit, or pops without a push
+};
+
+struct Dropped {
+    Timestamp timestamp = 0;
+    uint64_t count = 0;
+    uint32_t context = 0;
+    uint32_t stream = 0;
+    DropSource source = DropSource::CuptiBuffer;
+};
+
+enum class CaptureAction : uint8_t { Start = 0, Stop = 1 };
+enum class CaptureReason : uint8_t {
+    SessionStart = 0, ProfilerApi = 1, NvtxRange = 2, Delay = 3, Duration = 4, ProcessExit = 5,
+};
+
+struct Capture {
+    Timestamp timestamp = 0;
+    CaptureAction action = CaptureAction::Start;
+    CaptureReason reason = CaptureReason::SessionStart;
+};
+
+inline constexpr uint32_t kMaxBacktraceFrames = 64;
+
+struct Backtrace {
+    uint64_t tid = 0;
+    uint32_t correlation = 0;    // the ApiCall this stack belongs to
+    uint32_t frame_count = 0;
+    uint64_t frames[kMaxBacktraceFrames] = {};  // return addresses, innermost first
+};
+
+inline constexpr uint32_t kMaxBuildIdBytes = 32;
+
+struct Module {
+    uint64_t base = 0;           // load address (l_addr + lowest PT_LOAD vaddr)
+    uint64_t size = 0;
+    uint64_t file_offset = 0;
+    StringId path = 0;
+    uint32_t build_id_size = 0;
+    uint8_t build_id[kMaxBuildIdBytes] = {};
+};
+
+enum class Component : uint8_t { Collector = 0, Cupti = 1, Nvtx = 2, Driver = 3, Writer = 4 };
+enum class StatusLevel : uint8_t { Info = 0, Warning = 1, Error = 2 };
+
+// Why something is (not) in the trace. Reports print these so a user knows why a section is empty.
+struct Status {
+    Timestamp timestamp = 0;
+    int32_t code = 0;            // component-specific (a CUptiResult for Cupti)
+    StringId message = 0;
+    Component component = Component::Collector;
+    StatusLevel level = StatusLevel::Info;
+};
+
+struct End {
+    Timestamp timestamp = 0;
+    uint64_t records_written = 0;  // all records of the file except Header, String and End
+    uint64_t records_dropped = 0;  // sum of Dropped.count
+};
+
+}  // namespace gprof::trace

@@ -1,0 +1,106 @@
+// TraceWriter: encodes records into self-framed chunks and appends them to a file descriptor.
+//
+// Built to run inside the profiled process: no exceptions, no locks, allocation only when a string is first
+// interned or a record is larger than a chunk. It is NOT thread-safe: the collector funnels records to one
+// writer thread. The one exception is flush_from_signal_handler(), which may run on any thread at any time.
+//
+// Every chunk is written with a single write(2) on an O_APPEND descriptor, so a chunk is either wholly in the
+// file or (disk full, kill during write) a tail that the reader discards with a warning.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "gprof/trace/header.h"
+#include "gprof/trace/records.h"
+
+namespace gprof::trace {
+
+class StringInterner;
+
+class TraceWriter {
+public:
+    struct Options {
+        size_t chunk_bytes = 256 * 1024;  // payload capacity of one chunk
+    };
+
+    TraceWriter();
+    ~TraceWriter();
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    // Takes ownership of fd (closed by close() / the destructor). Writes the preamble and the header chunk.
+    // Returns false on failure; error() then holds the errno.
+    bool open(int fd, const HeaderInfo& header, const Options& options);
+    bool open(int fd, const HeaderInfo& header) { return open(fd, header, Options{}); }
+
+    // The id of s, emitting its String record the first time it is seen. Strings longer than 64 KiB are cut.
+    StringId intern(const char* s, size_t len);
+    StringId intern(const char* s) { return intern(s ? s : "", s ? std::strlen(s) : 0); }
+
+    void add(const Thread& r);
+    void add(const Device& r);
+    void add(const CudaInfo& r);
+    void add(const ApiCall& r);
+    void add(const Kernel& r);
+    void add(const Memcpy& r);
+    void add(const Memset& r);
+    void add(const Sync& r);
+    void add(const Nvtx& r);
+    void add(const Memory& r);
+    void add(const Overhead& r);
+    void add(const Dropped& r);
+    void add(const Capture& r);
+    void add(const Backtrace& r);
+    void add(const Module& r);
+    void add(const GraphLaunch& r);
+    void add(const ExternalCorrelation& r);
+    void add(const Status& r);
+
+    // Seals the open chunk (if it holds anything) and writes it. False once the descriptor has failed.
+    bool flush();
+    // Writes the End record, flushes and closes the descriptor. The trace is then complete.
+    bool finish(Timestamp timestamp);
+    // Flushes and closes without an End record (used by a forked child that abandons its parent's writer).
+    void close();
+
+    // Async-signal-safe: writes the records committed to the open chunk with one write(2). Call it from a
+    // fatal-signal handler, then let the process die; the writer must not be used afterwards.
+    void flush_from_signal_handler() noexcept;
+
+    bool is_open() const { return fd_ >= 0; }
+    bool failed() const { return error_ != 0; }
+    int error() const { return error_; }
+    uint64_t records_written() const { return records_written_; }  // excludes Header/String/End
+    uint64_t records_lost() const { return records_lost_; }        // to write errors
+    uint64_t records_dropped_noted() const { return records_dropped_; }
+    uint64_t bytes_written() const { return bytes_written_; }
+
+private:
+    template <class R> void add_record(RecordKind kind, const R& r);
+    void begin_chunk();
+    bool write_chunk(const uint8_t* data, size_t size);
+    bool reserve(size_t bytes);
+
+    int fd_ = -1;
+    int error_ = 0;
+    Options options_;
+    uint8_t* buffer_ = nullptr;   // chunk header + payload
+    size_t capacity_ = 0;         // payload capacity
+    size_t used_ = 0;             // payload bytes
+    uint32_t count_ = 0;          // records in the open chunk
+    // (count << 32 | payload bytes) of complete records in the open chunk; kSealed while write_chunk runs.
+    std::atomic<uint64_t> committed_{0};
+    Timestamp prev_time_ = 0;     // delta base, reset per chunk so every chunk decodes on its own
+    uint32_t prev_correlation_ = 0;
+    uint64_t records_written_ = 0;
+    uint64_t records_lost_ = 0;
+    uint64_t records_lost_reported_ = 0;  // already written to the trace as a WriteError Dropped record
+    uint64_t records_dropped_ = 0;
+    uint64_t bytes_written_ = 0;
+    StringInterner* strings_ = nullptr;
+};
+
+}  // namespace gprof::trace

@@ -1,0 +1,125 @@
+#include "gprof/trace/names.h"
+
+namespace gprof::trace {
+
+std::string_view record_kind_name(RecordKind kind) {
+    switch (kind) {
+        case RecordKind::Header: return "header";
+        case RecordKind::String: return "string";
+        case RecordKind::Thread: return "thread";
+        case RecordKind::Device: return "device";
+        case RecordKind::CudaInfo: return "cuda_info";
+        case RecordKind::ApiCall: return "api_call";
+        case RecordKind::Kernel: return "kernel";
+        case RecordKind::Memcpy: return "memcpy";
+        case RecordKind::Memset: return "memset";
+        case RecordKind::Sync: return "sync";
+        case RecordKind::Nvtx: return "nvtx";
+        case RecordKind::Memory: return "memory";
+        case RecordKind::Overhead: return "overhead";
+        case RecordKind::Dropped: return "dropped";
+        case RecordKind::Capture: return "capture";
+        case RecordKind::Backtrace: return "backtrace";
+        case RecordKind::Module: return "module";
+        case RecordKind::GraphLaunch: return "graph_launch";
+        case RecordKind::ExternalCorrelation: return "external_correlation";
+        case RecordKind::Status: return "status";
+        case RecordKind::End: return "end";
+    }
+    return "unknown";
+}
+
+std::string_view memcpy_kind_name(MemcpyKind kind) {
+    switch (kind) {
+        case MemcpyKind::HtoD: return "HtoD";
+        case MemcpyKind::DtoH: return "DtoH";
+        case MemcpyKind::HtoA: return "HtoA";
+        case MemcpyKind::AtoH: return "AtoH";
+        case MemcpyKind::AtoA: return "AtoA";
+        case MemcpyKind::AtoD: return "AtoD";
+        case MemcpyKind::DtoA: return "DtoA";
+        case MemcpyKind::DtoD: return "DtoD";
+        case MemcpyKind::HtoH: return "HtoH";
+        case MemcpyKind::PtoP: return "PtoP";
+        case MemcpyKind::Unknown: break;
+    }
+    return "Unknown";
+}
+
+std::string_view memory_kind_name(MemoryKind kind) {
+    switch (kind) {
+        case MemoryKind::Pageable: return "Pageable";
+        case MemoryKind::Pinned: return "Pinned";
+        case MemoryKind::Device: return "Device";
+        case MemoryKind::Array: return "Array";
+        case MemoryKind::Managed: return "Managed";
+        case MemoryKind::DeviceStatic: return "DeviceStatic";
+        case MemoryKind::ManagedStatic: return "ManagedStatic";
+        case MemoryKind::Unknown: break;
+    }
+    return "Unknown";
+}
+
+std::string_view sync_type_name(SyncType type) {
+    switch (type) {
+        case SyncType::EventSynchronize: return "EventSynchronize";
+        case SyncType::StreamWaitEvent: return "StreamWaitEvent";
+        case SyncType::StreamSynchronize: return "StreamSynchronize";
+        case SyncType::ContextSynchronize: return "ContextSynchronize";
+        case SyncType::Unknown: break;
+    }
+    return "Unknown";
+}
+
+std::string_view nvtx_type_name(NvtxType type) {
+    switch (type) {
+        case NvtxType::PushPop: return "PushPop";
+        case NvtxType::StartEnd: return "StartEnd";
+        case NvtxType::Mark: return "Mark";
+    }
+    return "Unknown";
+}
+
+std::string_view drop_source_name(DropSource source) {
+    switch (source) {
+        case DropSource::CuptiBuffer: return "cupti_buffer";
+        case DropSource::CollectorQueue: return "collector_queue";
+        case DropSource::WriteError: return "write_error";
+        case DropSource::NvtxOverflow: return "nvtx_overflow";
+    }
+    return "unknown";
+}
+
+std::string_view capture_reason_name(CaptureReason reason) {
+    switch (reason) {
+        case CaptureReason::SessionStart: return "session_start";
+        case CaptureReason::ProfilerApi: return "profiler_api";
+        case CaptureReason::NvtxRange: return "nvtx_range";
+        case CaptureReason::Delay: return "delay";
+        case CaptureReason::Duration: return "duration";
+        case CaptureReason::ProcessExit: return "process_exit";
+    }
+    return "unknown";
+}
+
+std::string_view component_name(Component component) {
+    switch (component) {
+        case Component::Collector: return "collector";
+        case Component::Cupti: return "cupti";
+        case Component::Nvtx: return "nvtx";
+        case Component::Driver: return "driver";
+        case Component::Writer: return "writer";
+    }
+    return "unknown";
+}
+
+std::string_view status_level_name(StatusLevel level) {
+    switch (level) {
+        case StatusLevel::Info: return "info";
+        case StatusLevel::Warning: return "warning";
+        case StatusLevel::Error: return "error";
+    }
+    return "unknown";
+}
+
+}  // namespace gprof::trace

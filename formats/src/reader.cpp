@@ -1,0 +1,332 @@
+#include "gprof/trace/reader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "gprof/trace/names.h"
+
+namespace gprof::trace {
+
+using namespace codec;
+
+namespace {
+
+constexpr size_t kMaxDetailedWarnings = 20;  // then only the totals, so a shredded file does not flood stderr
+
+std::string version_text(uint16_t major, uint16_t minor) {
+    return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// Reads a whole non-mappable file (a pipe, /proc entry).
+bool read_all(int fd, std::vector<uint8_t>& out) {
+    uint8_t block[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(fd, block, sizeof block);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) return true;
+        out.insert(out.end(), block, block + n);
+    }
+}
+
+}  // namespace
+
+TraceReader::TraceReader(const std::string& path) : path_(path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw TraceError("cannot open trace '" + path + "': " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        int e = errno;
+        ::close(fd);
+        throw TraceError("cannot read trace '" + path + "': " + std::strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        throw TraceError("'" + path + "' is a directory, not a trace file");
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            data_ = static_cast<const uint8_t*>(m);
+            size_ = static_cast<size_t>(st.st_size);
+            mapped_ = true;
+            ::madvise(m, size_, MADV_SEQUENTIAL);
+        }
+    }
+    if (!mapped_) {
+        if (!read_all(fd, owned_)) {
+            int e = errno;
+            ::close(fd);
+            throw TraceError("cannot read trace '" + path + "': " + std::strerror(e));
+        }
+        data_ = owned_.data();
+        size_ = owned_.size();
+    }
+    ::close(fd);
+    stats_.file_bytes = size_;
+
+    if (size_ == 0) throw TraceError("'" + path + "' is empty: not a gprof-run trace");
+    if (size_ < kPreambleBytes || std::memcmp(data_, kFileMagic, 8) != 0)
+        throw TraceError("'" + path + "' is not a gprof-run trace (no GPROFTRC signature at its start)");
+    header_.version_major = load_u16(data_ + 8);
+    header_.version_minor = load_u16(data_ + 10);
+    header_.features = load_u32(data_ + 12);
+    std::string theirs = version_text(header_.version_major, header_.version_minor);
+    std::string ours = version_text(kFormatMajor, kFormatMinor);
+    if (header_.version_major > kFormatMajor)
+        throw TraceError("'" + path + "' uses trace format " + theirs + ", newer than this reader's " + ours +
+                         ": use a gprof-report at least as new as the gprof-run that wrote it");
+    if (header_.version_major < 1)
+        throw TraceError("'" + path + "' uses trace format " + theirs + ", older than any this reader supports (" +
+                         ours + ")");
+    if ((header_.features & kFeatureRequiredMask) != 0) {
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%04x", header_.features & kFeatureRequiredMask);
+        throw TraceError("'" + path + "' needs format features " + hex + " that this reader (format " + ours +
+                         ") does not know: update gprof-report");
+    }
+    if (header_.version_minor > kFormatMinor)
+        warn("trace format " + theirs + " is newer than this reader's " + ours +
+             ": fields and record kinds added since are skipped");
+    offset_ = kPreambleBytes;
+
+    // The header record opens the first chunk.
+    if (!next_chunk())
+        throw TraceError("'" + path + "' holds no readable header: the process ended before the collector wrote it" +
+                         (warnings_.empty() ? std::string() : " (" + warnings_.back() + ")"));
+    if (chunk_end_ - cursor_ < 2 || *cursor_ != static_cast<uint8_t>(RecordKind::Header))
+        throw TraceError("'" + path + "' is damaged: its first record is not the trace header");
+    bool ok = true;
+    uint64_t len = 0;
+    const uint8_t* p = get_varint(cursor_ + 1, chunk_end_, len, ok);
+    if (!ok || len > static_cast<uint64_t>(chunk_end_ - p)) throw TraceError("'" + path + "': trace header is damaged");
+    const uint8_t* end = p + len;
+    auto u = [&](uint64_t& v) { v = 0; if (p < end) p = get_varint(p, end, v, ok); };
+    auto text = [&](std::string& s) {
+        uint64_t n = 0;
+        u(n);
+        if (n > static_cast<uint64_t>(end - p)) { ok = false; return; }
+        s.assign(reinterpret_cast<const char*>(p), n);
+        p += n;
+    };
+    uint64_t v = 0;
+    text(header_.producer);
+    u(v); header_.pid = unzigzag(v);
+    u(v); header_.ppid = unzigzag(v);
+    text(header_.hostname);
+    text(header_.executable);
+    uint64_t argc = 0;
+    u(argc);
+    for (uint64_t i = 0; i < argc && ok; ++i) text(header_.argv.emplace_back());
+    u(v); header_.clock.clock = static_cast<TraceClock>(v);
+    u(v); header_.clock.trace_ns = v;
+    u(v); header_.clock.realtime_ns = unzigzag(v);
+    u(v); header_.clock.monotonic_ns = unzigzag(v);
+    u(v); header_.cuda_driver_version = static_cast<uint32_t>(v);
+    u(v); header_.cupti_api_version = static_cast<uint32_t>(v);
+    text(header_.run_id);
+    if (!ok) throw TraceError("'" + path + "': trace header is damaged");
+    cursor_ = end;
+}
+
+TraceReader::~TraceReader() {
+    if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void TraceReader::warn(std::string message) { warnings_.push_back(std::move(message)); }
+
+std::string_view TraceReader::string(StringId id) const {
+    if (id == 0) return {};
+    if (id < strings_.size() && !strings_[id].empty()) return strings_[id];
+    placeholder_ = "<string #" + std::to_string(id) + ">";
+    return placeholder_;
+}
+
+// Finds the next offset at or after `from` where an intact chunk starts. Returns false when there is none.
+bool TraceReader::resync(size_t from) {
+    for (size_t q = from; q + kChunkHeaderBytes <= size_; ++q) {
+        const void* hit = std::memchr(data_ + q, 'G', size_ - q);
+        if (!hit) break;
+        q = static_cast<size_t>(static_cast<const uint8_t*>(hit) - data_);
+        if (q + kChunkHeaderBytes > size_) break;
+        if (load_u32(data_ + q) != kChunkMagic) continue;
+        uint32_t psize = load_u32(data_ + q + 4);
+        if (psize > size_ - q - kChunkHeaderBytes) continue;
+        if (crc32c(data_ + q + kChunkHeaderBytes, psize) != load_u32(data_ + q + 12)) continue;
+        uint64_t skipped = q - offset_;
+        stats_.corrupt_bytes += skipped;
+        ++stats_.corrupt_chunks;
+        if (stats_.corrupt_chunks <= kMaxDetailedWarnings)
+            warn(std::to_string(skipped) + " damaged bytes at offset " + std::to_string(offset_) +
+                 " skipped (not a valid chunk); reading resumes at offset " + std::to_string(q));
+        offset_ = q;
+        return true;
+    }
+    return false;
+}
+
+bool TraceReader::next_chunk() {
+    cursor_ = chunk_end_ = nullptr;
+    while (offset_ < size_) {
+        size_t remaining = size_ - offset_;
+        uint32_t psize = remaining >= kChunkHeaderBytes ? load_u32(data_ + offset_ + 4) : 0;
+        bool magic_ok = remaining >= 4 && load_u32(data_ + offset_) == kChunkMagic;
+        bool cut = remaining < kChunkHeaderBytes || (magic_ok && psize <= kMaxChunkPayload &&
+                                                     psize > remaining - kChunkHeaderBytes);
+        if (cut && !resync(offset_ + 1)) {
+            stats_.truncated_bytes = remaining;
+            warn("trace cut at byte " + std::to_string(size_) + ": the last " + std::to_string(remaining) +
+                 " bytes are an incomplete chunk and were discarded; the " + std::to_string(stats_.chunks) +
+                 " chunks before them are intact");
+            offset_ = size_;
+            return false;
+        }
+        if (cut) continue;  // a damaged size field, not the end of the file: resync moved offset_
+        if (!magic_ok || psize > kMaxChunkPayload) {
+            if (!resync(offset_ + 1)) {
+                stats_.corrupt_bytes += remaining;
+                ++stats_.corrupt_chunks;
+                warn(std::to_string(remaining) + " damaged bytes at the end of the trace (offset " +
+                     std::to_string(offset_) + ") were skipped");
+                offset_ = size_;
+                return false;
+            }
+            continue;
+        }
+        const uint8_t* payload = data_ + offset_ + kChunkHeaderBytes;
+        uint32_t count = load_u32(data_ + offset_ + 8);
+        if (crc32c(payload, psize) != load_u32(data_ + offset_ + 12)) {
+            ++stats_.corrupt_chunks;
+            stats_.corrupt_bytes += kChunkHeaderBytes + psize;
+            if (stats_.corrupt_chunks <= kMaxDetailedWarnings)
+                warn("chunk at offset " + std::to_string(offset_) + " fails its checksum: its " +
+                     std::to_string(count) + " records were skipped");
+            offset_ += kChunkHeaderBytes + psize;
+            continue;
+        }
+        cursor_ = payload;
+        chunk_end_ = payload + psize;
+        offset_ += kChunkHeaderBytes + psize;
+        prev_time_ = 0;
+        prev_correlation_ = 0;
+        ++stats_.chunks;
+        ++chunk_index_;
+        return true;
+    }
+    return false;
+}
+
+void TraceReader::finish_file() {
+    if (done_) return;
+    done_ = true;
+    if (stats_.corrupt_chunks > kMaxDetailedWarnings)
+        warn(std::to_string(stats_.corrupt_chunks) + " damaged regions in all (" +
+             std::to_string(stats_.corrupt_bytes) + " bytes) were skipped");
+    for (int k = 0; k < 256; ++k) {
+        if (unknown_kind_counts_[k] == 0) continue;
+        warn(std::to_string(unknown_kind_counts_[k]) + " records of unknown kind " + std::to_string(k) +
+             " skipped (written by format " + version_text(header_.version_major, header_.version_minor) +
+             ", this reader knows " + version_text(kFormatMajor, kFormatMinor) + ")");
+    }
+    if (!stats_.has_end)
+        warn("the trace has no end record: the process did not finish normally (crash, kill, or still running); "
+             "what it recorded after its last complete chunk is lost");
+}
+
+bool TraceReader::next(Record& out) {
+    for (;;) {
+        if (cursor_ == nullptr || cursor_ >= chunk_end_) {
+            if (!next_chunk()) {
+                finish_file();
+                return false;
+            }
+            continue;
+        }
+        uint8_t kind = *cursor_;
+        uint64_t len = 0;
+        bool ok = true;
+        const uint8_t* body = get_varint(cursor_ + 1, chunk_end_, len, ok);
+        if (!ok || len > static_cast<uint64_t>(chunk_end_ - body)) {
+            // Only a writer bug gets here: the chunk passed its checksum.
+            warn("malformed record in the chunk ending at offset " + std::to_string(offset_) +
+                 ": the rest of that chunk was skipped");
+            cursor_ = chunk_end_;
+            continue;
+        }
+        const uint8_t* body_end = body + len;
+        cursor_ = body_end;
+        DeltaState state{prev_time_, prev_correlation_};
+        Decoder d(body, body_end, state);
+        bool surfaced = true;
+        switch (static_cast<RecordKind>(kind)) {
+#define GPROF_DECODE(KIND, MEMBER, TYPE) \
+    case RecordKind::KIND:               \
+        out.kind = RecordKind::KIND;     \
+        out.MEMBER = TYPE{};             \
+        describe(d, out.MEMBER);         \
+        break;
+            GPROF_DECODE(Thread, thread, Thread)
+            GPROF_DECODE(Device, device, Device)
+            GPROF_DECODE(CudaInfo, cuda_info, CudaInfo)
+            GPROF_DECODE(ApiCall, api, ApiCall)
+            GPROF_DECODE(Kernel, kernel, Kernel)
+            GPROF_DECODE(Memcpy, memcpy, Memcpy)
+            GPROF_DECODE(Memset, memset, Memset)
+            GPROF_DECODE(Sync, sync, Sync)
+            GPROF_DECODE(Nvtx, nvtx, Nvtx)
+            GPROF_DECODE(Memory, memory, Memory)
+            GPROF_DECODE(Overhead, overhead, Overhead)
+            GPROF_DECODE(Dropped, dropped, Dropped)
+            GPROF_DECODE(Capture, capture, Capture)
+            GPROF_DECODE(Backtrace, backtrace, Backtrace)
+            GPROF_DECODE(Module, module, Module)
+            GPROF_DECODE(GraphLaunch, graph_launch, GraphLaunch)
+            GPROF_DECODE(ExternalCorrelation, external_correlation, ExternalCorrelation)
+            GPROF_DECODE(Status, status, Status)
+            GPROF_DECODE(End, end, End)
+#undef GPROF_DECODE
+            case RecordKind::String: {
+                uint64_t id = 0;
+                d.u(id);
+                const uint8_t* text = body;
+                uint64_t skip = 0;
+                bool k = true;
+                text = get_varint(text, body_end, skip, k);
+                if (k && id > 0 && id <= (1u << 30)) {
+                    if (strings_.size() <= id) strings_.resize(id + 1);
+                    strings_[id].assign(reinterpret_cast<const char*>(text), static_cast<size_t>(body_end - text));
+                }
+                surfaced = false;
+                break;
+            }
+            case RecordKind::Header:  // only the first record of the file; read by the constructor
+                surfaced = false;
+                break;
+            default:
+                ++unknown_kind_counts_[kind];
+                ++stats_.unknown_records;
+                surfaced = false;
+                break;
+        }
+        if (!surfaced) continue;
+        if (!d.ok()) {
+            warn("malformed " + std::string(record_kind_name(out.kind)) + " record in the chunk ending at offset " +
+                 std::to_string(offset_) + ": skipped");
+            continue;
+        }
+        prev_time_ = state.prev_time;
+        prev_correlation_ = state.prev_correlation;
+        ++stats_.records;
+        if (out.kind == RecordKind::End) stats_.has_end = true;
+        return true;
+    }
+}
+
+}  // namespace gprof::trace

@@ -1,0 +1,371 @@
+#include "gprof/trace/writer.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <unistd.h>
+
+#include "codec.h"
+
+namespace gprof::trace {
+
+using namespace codec;
+
+namespace {
+
+constexpr uint64_t kSealed = ~0ull;
+
+// Short-string hash: 8 bytes a step, multiply-xorshift mixing. Kernel names are hashed once per record, so
+// this is on the translation hot path.
+uint64_t hash_bytes(const char* s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xFF51AFD7ED558CCDull);
+    while (n >= 8) {
+        uint64_t v;
+        std::memcpy(&v, s, 8);
+        h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, s, n);
+    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 32);
+}
+
+size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+bool write_all(int fd, const uint8_t* data, size_t size, int& error) noexcept {
+    while (size > 0) {
+        ssize_t n = ::write(fd, data, size);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            error = errno;
+            return false;
+        }
+        if (n == 0) {
+            error = EIO;
+            return false;
+        }
+        data += n;
+        size -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+}  // namespace
+
+// Open-addressing table from string contents to ids; the bytes live in one growing arena.
+class StringInterner {
+public:
+    ~StringInterner() {
+        std::free(slots_);
+        std::free(arena_);
+    }
+
+    // Returns the id (found = true) or 0 with found = false when s is new; then call insert().
+    StringId find(const char* s, size_t n, uint64_t h) const {
+        if (!slots_) return 0;
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            const Slot& slot = slots_[i];
+            if (slot.id == 0) return 0;
+            if (slot.hash == h && slot.length == n && std::memcmp(arena_ + slot.offset, s, n) == 0) return slot.id;
+        }
+    }
+
+    StringId insert(const char* s, size_t n, uint64_t h) {
+        if ((count_ + 1) * 2 > capacity_ && !grow_slots()) return 0;
+        if (arena_used_ + n > arena_capacity_) {
+            size_t cap = arena_capacity_ ? arena_capacity_ : 64 * 1024;
+            while (cap < arena_used_ + n) cap *= 2;
+            auto* p = static_cast<char*>(std::realloc(arena_, cap));
+            if (!p) return 0;
+            arena_ = p;
+            arena_capacity_ = cap;
+        }
+        std::memcpy(arena_ + arena_used_, s, n);
+        StringId id = ++count_;
+        place(Slot{h, static_cast<uint32_t>(arena_used_), static_cast<uint32_t>(n), id});
+        arena_used_ += n;
+        return id;
+    }
+
+private:
+    struct Slot {
+        uint64_t hash;
+        uint32_t offset;
+        uint32_t length;
+        StringId id;  // 0 = empty slot
+    };
+
+    void place(const Slot& s) {
+        size_t i = s.hash & mask_;
+        while (slots_[i].id != 0) i = (i + 1) & mask_;
+        slots_[i] = s;
+    }
+
+    bool grow_slots() {
+        size_t cap = capacity_ ? capacity_ * 2 : 1024;
+        auto* fresh = static_cast<Slot*>(std::calloc(cap, sizeof(Slot)));
+        if (!fresh) return false;
+        Slot* old = slots_;
+        size_t old_cap = capacity_;
+        slots_ = fresh;
+        capacity_ = cap;
+        mask_ = cap - 1;
+        for (size_t i = 0; i < old_cap; ++i)
+            if (old[i].id != 0) place(old[i]);
+        std::free(old);
+        return true;
+    }
+
+    Slot* slots_ = nullptr;
+    size_t capacity_ = 0;
+    size_t mask_ = 0;
+    uint32_t count_ = 0;
+    char* arena_ = nullptr;
+    size_t arena_used_ = 0;
+    size_t arena_capacity_ = 0;
+};
+
+TraceWriter::TraceWriter() = default;
+
+TraceWriter::~TraceWriter() {
+    if (fd_ >= 0) close();
+    std::free(buffer_);
+    delete strings_;
+}
+
+bool TraceWriter::open(int fd, const HeaderInfo& h, const Options& options) {
+    if (fd < 0) {
+        error_ = EBADF;
+        return false;
+    }
+    fd_ = fd;
+    options_ = options;
+    capacity_ = options.chunk_bytes < 4096 ? 4096 : options.chunk_bytes;
+    buffer_ = static_cast<uint8_t*>(std::malloc(kChunkHeaderBytes + capacity_));
+    strings_ = new (std::nothrow) StringInterner();
+    if (!buffer_ || !strings_) {
+        error_ = ENOMEM;
+        return false;
+    }
+
+    uint8_t preamble[kPreambleBytes];
+    std::memcpy(preamble, kFileMagic, 8);
+    store_u16(preamble + 8, kFormatMajor);
+    store_u16(preamble + 10, kFormatMinor);
+    store_u32(preamble + 12, h.features);
+    if (!write_all(fd_, preamble, sizeof preamble, error_)) return false;
+    bytes_written_ += sizeof preamble;
+
+    // The header record: strings inline (the interner is for repeated names).
+    const char* texts[] = {h.producer, h.hostname, h.executable, h.run_id};
+    size_t bound = 128 + varint_size(h.argc);
+    for (const char* t : texts) bound += 10 + (t ? std::strlen(t) : 0);
+    for (uint32_t i = 0; i < h.argc; ++i) bound += 10 + (h.argv && h.argv[i] ? std::strlen(h.argv[i]) : 0);
+    begin_chunk();
+    if (!reserve(bound + 12)) return false;
+    uint8_t* body = buffer_ + kChunkHeaderBytes + 12;  // room for kind + a length of up to 11 bytes
+    uint8_t* p = body;
+    auto text = [&p](const char* t) {
+        size_t n = t ? std::strlen(t) : 0;
+        p = put_varint(p, n);
+        if (n) std::memcpy(p, t, n);
+        p += n;
+    };
+    text(h.producer);
+    p = put_varint(p, zigzag(h.pid));
+    p = put_varint(p, zigzag(h.ppid));
+    text(h.hostname);
+    text(h.executable);
+    p = put_varint(p, h.argc);
+    for (uint32_t i = 0; i < h.argc; ++i) text(h.argv ? h.argv[i] : nullptr);
+    p = put_varint(p, static_cast<uint64_t>(h.clock.clock));
+    p = put_varint(p, h.clock.trace_ns);
+    p = put_varint(p, zigzag(h.clock.realtime_ns));
+    p = put_varint(p, zigzag(h.clock.monotonic_ns));
+    p = put_varint(p, h.cuda_driver_version);
+    p = put_varint(p, h.cupti_api_version);
+    text(h.run_id);
+    size_t body_len = static_cast<size_t>(p - body);
+    uint8_t* rec = buffer_ + kChunkHeaderBytes;
+    rec[0] = static_cast<uint8_t>(RecordKind::Header);
+    uint8_t* after_len = put_varint(rec + 1, body_len);
+    std::memmove(after_len, body, body_len);
+    used_ = static_cast<size_t>(after_len - rec) + body_len;
+    count_ = 1;
+    return flush();
+}
+
+void TraceWriter::begin_chunk() {
+    used_ = 0;
+    count_ = 0;
+    prev_time_ = 0;
+    prev_correlation_ = 0;
+    committed_.store(0, std::memory_order_release);
+}
+
+bool TraceWriter::reserve(size_t bytes) {
+    if (used_ + bytes <= capacity_) return true;
+    if (count_ > 0) flush();
+    if (bytes <= capacity_) return true;
+    auto* p = static_cast<uint8_t*>(std::realloc(buffer_, kChunkHeaderBytes + bytes));
+    if (!p) return false;
+    buffer_ = p;
+    capacity_ = bytes;
+    return true;
+}
+
+template <class R> void TraceWriter::add_record(RecordKind kind, const R& r) {
+    if (fd_ < 0) return;
+    if (!reserve(kMaxRecordBytes)) {
+        ++records_lost_;
+        return;
+    }
+    uint8_t* rec = buffer_ + kChunkHeaderBytes + used_;
+    rec[0] = static_cast<uint8_t>(kind);
+    DeltaState state{prev_time_, prev_correlation_};
+    Encoder enc(rec + 2, state);
+    describe(enc, const_cast<R&>(r));  // the encoder only reads
+    size_t body = static_cast<size_t>(enc.position() - (rec + 2));
+    size_t total;
+    if (body < 0x80) {
+        rec[1] = static_cast<uint8_t>(body);
+        total = 2 + body;
+    } else {  // rare (backtraces, modules): make room for a two-byte length
+        std::memmove(rec + 3, rec + 2, body);
+        put_varint(rec + 1, body);
+        total = 3 + body;
+    }
+    prev_time_ = state.prev_time;
+    prev_correlation_ = state.prev_correlation;
+    used_ += total;
+    ++count_;
+    ++records_written_;
+    committed_.store((static_cast<uint64_t>(count_) << 32) | used_, std::memory_order_release);
+}
+
+StringId TraceWriter::intern(const char* s, size_t len) {
+    if (fd_ < 0 || !strings_) return 0;
+    if (len == 0) return 0;
+    if (len > kMaxStringBytes) len = kMaxStringBytes;
+    uint64_t h = hash_bytes(s, len);
+    if (StringId id = strings_->find(s, len, h)) return id;
+    if (!reserve(1 + 3 + 5 + len)) return 0;
+    StringId id = strings_->insert(s, len, h);
+    if (id == 0) return 0;
+    uint8_t* rec = buffer_ + kChunkHeaderBytes + used_;
+    rec[0] = static_cast<uint8_t>(RecordKind::String);
+    uint8_t* p = put_varint(rec + 1, varint_size(id) + len);
+    p = put_varint(p, id);
+    std::memcpy(p, s, len);
+    used_ = static_cast<size_t>(p + len - (buffer_ + kChunkHeaderBytes));
+    ++count_;
+    committed_.store((static_cast<uint64_t>(count_) << 32) | used_, std::memory_order_release);
+    return id;
+}
+
+void TraceWriter::add(const Thread& r) { add_record(RecordKind::Thread, r); }
+void TraceWriter::add(const Device& r) { add_record(RecordKind::Device, r); }
+void TraceWriter::add(const CudaInfo& r) { add_record(RecordKind::CudaInfo, r); }
+void TraceWriter::add(const ApiCall& r) { add_record(RecordKind::ApiCall, r); }
+void TraceWriter::add(const Kernel& r) { add_record(RecordKind::Kernel, r); }
+void TraceWriter::add(const Memcpy& r) { add_record(RecordKind::Memcpy, r); }
+void TraceWriter::add(const Memset& r) { add_record(RecordKind::Memset, r); }
+void TraceWriter::add(const Sync& r) { add_record(RecordKind::Sync, r); }
+void TraceWriter::add(const Nvtx& r) { add_record(RecordKind::Nvtx, r); }
+void TraceWriter::add(const Memory& r) { add_record(RecordKind::Memory, r); }
+void TraceWriter::add(const Overhead& r) { add_record(RecordKind::Overhead, r); }
+void TraceWriter::add(const Dropped& r) {
+    records_dropped_ += r.count;
+    add_record(RecordKind::Dropped, r);
+}
+void TraceWriter::add(const Capture& r) { add_record(RecordKind::Capture, r); }
+void TraceWriter::add(const Backtrace& r) { add_record(RecordKind::Backtrace, r); }
+void TraceWriter::add(const Module& r) { add_record(RecordKind::Module, r); }
+void TraceWriter::add(const GraphLaunch& r) { add_record(RecordKind::GraphLaunch, r); }
+void TraceWriter::add(const ExternalCorrelation& r) { add_record(RecordKind::ExternalCorrelation, r); }
+void TraceWriter::add(const Status& r) { add_record(RecordKind::Status, r); }
+
+bool TraceWriter::write_chunk(const uint8_t* data, size_t size) {
+    int err = 0;
+    if (!write_all(fd_, data, size, err)) {
+        error_ = err;
+        return false;
+    }
+    bytes_written_ += size;
+    return true;
+}
+
+bool TraceWriter::flush() {
+    if (fd_ < 0) return false;
+    if (count_ == 0) return error_ == 0;
+    // Claim the chunk: a signal handler that runs from here on finds it sealed and leaves it to us.
+    uint64_t seen = committed_.exchange(kSealed, std::memory_order_acq_rel);
+    if (seen == kSealed) return false;  // a signal handler already wrote it; the process is going down
+    uint8_t* head = buffer_;
+    const uint8_t* payload = buffer_ + kChunkHeaderBytes;
+    store_u32(head, kChunkMagic);
+    store_u32(head + 4, static_cast<uint32_t>(used_));
+    store_u32(head + 8, count_);
+    store_u32(head + 12, crc32c(payload, used_));
+    uint32_t records = count_;
+    bool ok = write_chunk(buffer_, kChunkHeaderBytes + used_);
+    begin_chunk();
+    if (!ok) {
+        records_lost_ += records;
+        return false;
+    }
+    if (records_lost_ > records_lost_reported_) {
+        // The disk took writes again: say in the trace itself what the gap cost.
+        Dropped gap;
+        gap.count = records_lost_ - records_lost_reported_;
+        gap.source = DropSource::WriteError;
+        records_lost_reported_ = records_lost_;
+        add(gap);
+    }
+    return true;
+}
+
+bool TraceWriter::finish(Timestamp timestamp) {
+    if (fd_ < 0) return false;
+    End e;
+    e.timestamp = timestamp;
+    e.records_written = records_written_;
+    e.records_dropped = records_dropped_ + (records_lost_ - records_lost_reported_);
+    add_record(RecordKind::End, e);
+    --records_written_;  // End is not counted among the records it reports
+    bool ok = flush();
+    close();
+    return ok && error_ == 0;
+}
+
+void TraceWriter::close() {
+    if (fd_ < 0) return;
+    flush();
+    ::close(fd_);
+    fd_ = -1;
+}
+
+void TraceWriter::flush_from_signal_handler() noexcept {
+    if (fd_ < 0 || !buffer_) return;
+    uint64_t c = committed_.exchange(kSealed, std::memory_order_acq_rel);
+    if (c == kSealed || c == 0) return;  // the writer thread is mid-write, or there is nothing to write
+    uint32_t count = static_cast<uint32_t>(c >> 32);
+    uint32_t bytes = static_cast<uint32_t>(c & 0xFFFFFFFFu);
+    store_u32(buffer_, kChunkMagic);
+    store_u32(buffer_ + 4, bytes);
+    store_u32(buffer_ + 8, count);
+    store_u32(buffer_ + 12, crc32c(buffer_ + kChunkHeaderBytes, bytes));
+    int err = 0;
+    write_all(fd_, buffer_, kChunkHeaderBytes + bytes, err);  // one write(2): atomic append on O_APPEND
+}
+
+}  // namespace gprof::trace
