@@ -1,0 +1,39 @@
+// The environment variables through which gprof-run configures the collector inside the target.
+// This is the whole contract between the launcher (outside) and the injected library (inside): header-only
+// constants, included by both. docs/environment.md documents each variable for users.
+#pragma once
+
+namespace gprof::env {
+
+// Set by the launcher so the CUDA driver, the NVTX loader and the dynamic loader bring the collector in.
+inline constexpr const char* kCudaInjection = "CUDA_INJECTION64_PATH";
+inline constexpr const char* kNvtxInjection = "NVTX_INJECTION64_PATH";
+inline constexpr const char* kLdPreload = "LD_PRELOAD";
+
+// Run directory: every profiled process writes <DIR>/<exe-basename>.<pid>.gprof there (O_EXCL; ".N" suffix
+// appended if taken). Unset: the current directory.
+inline constexpr const char* kOutputDir = "GPROF_OUTPUT_DIR";
+// Identifier shared by every process of one gprof-run invocation; written into each trace header.
+inline constexpr const char* kRunId = "GPROF_RUN_ID";
+// What to record: comma list of "cuda", "nvtx" (default "cuda,nvtx"); "none" records process metadata only.
+inline constexpr const char* kTrace = "GPROF_TRACE";
+// Backtraces of CUDA API calls: unset/"0" off, "1" on (default depth), or a depth in frames (max 64).
+inline constexpr const char* kBacktrace = "GPROF_BACKTRACE";
+// "none" (default), "cudaProfilerApi", or "nvtx:NAME" / "nvtx:NAME@DOMAIN".
+inline constexpr const char* kCaptureRange = "GPROF_CAPTURE_RANGE";
+// Seconds (decimal) after process start before recording begins / after which recording stops.
+inline constexpr const char* kDelay = "GPROF_DELAY_SEC";
+inline constexpr const char* kDuration = "GPROF_DURATION_SEC";
+// "1": only the process whose pid equals GPROF_ROOT_PID records; its children stay untraced.
+inline constexpr const char* kNoChildren = "GPROF_NO_CHILDREN";
+inline constexpr const char* kRootPid = "GPROF_ROOT_PID";
+// spdlog level for the collector's own messages on stderr: trace|debug|info|warn|error|off (default warn).
+inline constexpr const char* kLogLevel = "GPROF_LOG_LEVEL";
+// Explicit libcupti to load, tried before the usual search.
+inline constexpr const char* kCuptiLib = "GPROF_CUPTI_LIB";
+// Period of the background flush in milliseconds (default 100, clamped to 10..200).
+inline constexpr const char* kFlushMs = "GPROF_FLUSH_MS";
+// Size of each CUPTI activity buffer in MiB (default 8).
+inline constexpr const char* kBufferMb = "GPROF_BUFFER_MB";
+
+}  // namespace gprof::env
