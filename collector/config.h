@@ -1,0 +1,50 @@
+// The collector's configuration: the environment variables of gprof/inject/environment.h, parsed once at
+// initialisation into a plain struct. Parsing never throws and never fails: a malformed value falls back to
+// its default and leaves a note in `warnings` (logged and written to the trace as Status records).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gprof::collector {
+
+enum class CaptureMode : uint8_t {
+    None = 0,             // record from the start
+    CudaProfilerApi = 1,  // only between cudaProfilerStart and cudaProfilerStop
+    NvtxRange = 2,        // only inside the NVTX range named capture_nvtx_name (in capture_nvtx_domain)
+};
+
+struct Config {
+    std::string output_dir;       // GPROF_OUTPUT_DIR; empty = current directory
+    std::string run_id;           // GPROF_RUN_ID
+    bool trace_cuda = true;       // GPROF_TRACE contains "cuda"
+    bool trace_nvtx = true;       // GPROF_TRACE contains "nvtx"
+    uint32_t backtrace_depth = 0; // GPROF_BACKTRACE: 0 off, "1" -> kDefaultBacktraceDepth, else 1..64
+    CaptureMode capture = CaptureMode::None;  // GPROF_CAPTURE_RANGE
+    std::string capture_nvtx_name;
+    std::string capture_nvtx_domain;          // empty = default domain
+    double delay_sec = 0;         // GPROF_DELAY_SEC
+    double duration_sec = 0;      // GPROF_DURATION_SEC; 0 = unlimited
+    bool no_children = false;     // GPROF_NO_CHILDREN=1
+    int64_t root_pid = 0;         // GPROF_ROOT_PID
+    std::string log_level = "warn";  // GPROF_LOG_LEVEL
+    std::string cupti_lib;        // GPROF_CUPTI_LIB
+    uint32_t flush_ms = 100;      // GPROF_FLUSH_MS, clamped to 10..200
+    uint32_t buffer_mb = 8;       // GPROF_BUFFER_MB, clamped to 1..256
+
+    std::vector<std::string> warnings;  // one line per value that was malformed and ignored
+
+    // GPROF_NO_CHILDREN=1 and this process is not the root: stay fully inactive.
+    bool inactive_for(int64_t pid) const { return no_children && root_pid != 0 && pid != root_pid; }
+};
+
+inline constexpr uint32_t kDefaultBacktraceDepth = 16;
+
+// getenv-like lookup; returns nullptr when unset.
+using EnvLookup = const char* (*)(const char* name);
+
+// Parses the environment (std::getenv by default). Allocates; call outside signal handlers.
+Config parse_config(EnvLookup lookup = nullptr);
+
+}  // namespace gprof::collector
