@@ -70,8 +70,18 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
         size_ = owned_.size();
     }
     ::close(fd);
-    stats_.file_bytes = size_;
+    parse_start();
+}
 
+TraceReader::TraceReader(const std::string& name, std::vector<uint8_t> bytes) : path_(name), owned_(std::move(bytes)) {
+    data_ = owned_.data();
+    size_ = owned_.size();
+    parse_start();
+}
+
+void TraceReader::parse_start() {
+    const std::string& path = path_;
+    stats_.file_bytes = size_;
     if (size_ == 0) throw TraceError("'" + path + "' is empty: not a gprof-run trace");
     if (size_ < kPreambleBytes || std::memcmp(data_, kFileMagic, 8) != 0)
         throw TraceError("'" + path + "' is not a gprof-run trace (no GPROFTRC signature at its start)");

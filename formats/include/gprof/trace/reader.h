@@ -64,6 +64,8 @@ class TraceReader {
 public:
     // Opens and validates the preamble and header. Throws TraceError with a message fit for the user.
     explicit TraceReader(const std::string& path);
+    // Reads a trace held in memory; `name` stands for the path in messages.
+    TraceReader(const std::string& name, std::vector<uint8_t> bytes);
     ~TraceReader();
     TraceReader(const TraceReader&) = delete;
     TraceReader& operator=(const TraceReader&) = delete;
@@ -83,6 +85,7 @@ public:
     const std::vector<std::string>& warnings() const { return warnings_; }
 
 private:
+    void parse_start();
     bool next_chunk();
     bool resync(size_t from);
     void finish_file();

@@ -1,0 +1,183 @@
+#include <catch2/catch.hpp>
+
+#include "record_samples.h"
+#include "trace_fixture.h"
+
+using namespace gprof::trace;
+using namespace gprof::testing;
+
+namespace {
+
+// The expected printout of add_every_kind, written without the codec (kept in sync by hand on purpose).
+std::vector<std::string> expected_every_kind() {
+    const uint64_t b = 1'700'000'000'123'456'789ull;
+    auto t = [b](uint64_t d) { return std::to_string(b + d); };
+    std::string frames;
+    for (uint32_t i = 0; i < kMaxBacktraceFrames; ++i)
+        frames += "," + std::to_string(0x55'5555'0000ull + i * 0x1234 - (i % 3) * 0x100000);
+    std::string build_id;
+    for (int i = 0; i < 20; ++i) build_id += "," + std::to_string((0xF0 + i) & 0xFF);
+    return {
+        "3:12345,worker-1",
+        "4:1,NVIDIA H100 80GB HBM3,9.0,132,85520809984,GPU-1234",
+        "5:" + t(0) + ",13000,13000,130001,/usr/local/cuda/lib64/libcupti.so.13",
+        "6:" + t(100) + "," + t(5100) + ",12345,77,211,cudaLaunchKernel,-3,1",
+        "7:" + t(90) + "," + t(20090) + ",1,3,7,77,1024,2,1,256,1,1,32,4096,49152,16,_Z6vecAddPKfS0_Pfi,5,1099511627776,1",
+        "8:" + t(30000) + "," + t(31000) + ",8589934592,0,1,3,14,70,0,0,10,2,3,1",
+        "9:" + t(32000) + "," + t(32500) + ",4096,171,1,3,7,79,2,9,5",
+        "10:" + t(40000) + "," + t(90000) + ",3,4294967295,4,80,4",
+        "11:" + t(10) + ",0,12345,12346,forward,my.domain,4278255360,3,layers,4614256656552045848,2,1,3",
+        "12:" + t(5) + "," + std::to_string(0x7F12'3456'7000ull) + ",1048576,1,3,7,81,2,3",
+        "13:" + t(1) + "," + t(2) + ",65536,1,99",
+        "14:" + t(3) + ",17,3,7,0",
+        "15:0,1,1",
+        "16:12345,77,64" + frames,
+        "17:139637976727552,16777216,4096,/lib/libapp.so,20" + build_id,
+        "18:" + t(50000) + "," + t(60000) + ",1,3,7,90,5",
+        "19:1125899906842624,91,2",
+        "20:" + t(7) + ",999,CUPTI unavailable: no driver,1,1",
+    };
+}
+
+}  // namespace
+
+TEST_CASE("every record kind survives a round trip field by field") {
+    TempDir dir;
+    auto path = dir.file("every.gprof");
+    write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
+
+    TraceReader reader(path);
+    auto got = describe_all(reader);
+    auto want = expected_every_kind();
+    REQUIRE(got.size() == want.size() + 1);  // + End
+    for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == want[i]);
+    CHECK(got.back().rfind("21:", 0) == 0);
+    CHECK(reader.stats().has_end);
+    CHECK(reader.warnings().empty());
+}
+
+TEST_CASE("the header round-trips and never holds the environment") {
+    TempDir dir;
+    auto path = dir.file("h.gprof");
+    ::setenv("GPROF_TEST_SECRET", "hunter2-do-not-store", 1);
+    write_trace(path, [](TraceWriter&) {});
+    TraceReader reader(path);
+    const auto& h = reader.header();
+    CHECK(h.version_major == kFormatMajor);
+    CHECK(h.version_minor == kFormatMinor);
+    CHECK(h.producer == "gprof-run test");
+    CHECK(h.pid == 4242);
+    CHECK(h.ppid == 1);
+    CHECK(h.hostname == "testhost");
+    CHECK(h.executable == "/opt/app/bin/app");
+    CHECK(h.argv == std::vector<std::string>{"./app", "--steps", "3"});
+    CHECK(h.clock.trace_ns == 1'000'000'000u);
+    CHECK(h.clock.realtime_ns == 1'700'000'000'000'000'000);
+    CHECK(h.clock.monotonic_ns == 5'000'000'000);
+    CHECK(h.run_id == "test-run");
+    std::string bytes;
+    {
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        REQUIRE(f);
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+        std::fclose(f);
+    }
+    CHECK(bytes.find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("the End record counts what was written and dropped") {
+    TempDir dir;
+    auto path = dir.file("end.gprof");
+    write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
+    TraceReader reader(path);
+    Record r, last;
+    while (reader.next(r)) last = r;
+    REQUIRE(last.kind == RecordKind::End);
+    CHECK(last.end.records_written == kEveryKindCount);  // String records are not counted
+    CHECK(last.end.records_dropped == 17);
+}
+
+TEST_CASE("strings are written once and ids stay stable across chunks") {
+    TempDir dir;
+    auto path = dir.file("strings.gprof");
+    write_trace(path, [](TraceWriter& w) {
+        for (int i = 0; i < 20000; ++i) {
+            Kernel k;
+            k.start = 1000 + i * 10;
+            k.end = k.start + 5;
+            k.name = w.intern(i % 2 ? "kernel_odd" : "kernel_even");
+            k.correlation = i;
+            w.add(k);
+        }
+        CHECK(w.intern("kernel_odd") == 2);  // first seen second
+        CHECK(w.intern("") == 0);
+    }, true, test_header(), 4096);
+    TraceReader reader(path);
+    Record r;
+    size_t kernels = 0;
+    while (reader.next(r)) {
+        if (r.kind != RecordKind::Kernel) continue;
+        CHECK(reader.string(r.kernel.name) == (kernels % 2 ? "kernel_odd" : "kernel_even"));
+        CHECK(r.kernel.correlation == kernels);
+        ++kernels;
+    }
+    CHECK(kernels == 20000);
+    CHECK(reader.stats().chunks > 20);  // small chunks: deltas restart per chunk and still decode
+    CHECK(reader.string_count() == 3);  // ids 1 and 2, plus the unused slot 0
+}
+
+TEST_CASE("long strings are cut at 64 KiB, not rejected") {
+    TempDir dir;
+    auto path = dir.file("long.gprof");
+    std::string huge(100'000, 'x');
+    write_trace(path, [&](TraceWriter& w) {
+        Kernel k;
+        k.name = w.intern(huge.c_str());
+        w.add(k);
+    });
+    TraceReader reader(path);
+    Record r;
+    REQUIRE(reader.next(r));
+    REQUIRE(r.kind == RecordKind::Kernel);
+    CHECK(reader.string(r.kernel.name).size() == 64 * 1024);
+}
+
+TEST_CASE("a realistic kernel record averages at most 32 bytes") {
+    TempDir dir;
+    auto path = dir.file("size.gprof");
+    const int n = 100'000;
+    uint64_t before = 0, after = 0;
+    write_trace(path, [&](TraceWriter& w) {
+        w.flush();
+        before = w.bytes_written();
+        const char* names[] = {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE",
+                               "ampere_sgemm_128x64_tn", "_Z6reducePfS_i", "void cutlass::Kernel<SM90>"};
+        uint64_t t = 1'700'000'000'000'000'000ull;
+        for (int i = 0; i < n; ++i) {
+            Kernel k;
+            k.start = t;
+            k.end = t + 2'000 + (i * 37) % 50'000;
+            t = k.end + 1'500 + (i * 13) % 4'000;
+            k.device = 0;
+            k.context = 1;
+            k.stream = 7 + i % 4;
+            k.correlation = 1000 + i * 3;
+            k.grid_x = 108 * (1 + i % 8);
+            k.grid_y = k.grid_z = 1;
+            k.block_x = 256;
+            k.block_y = k.block_z = 1;
+            k.registers_per_thread = 40;
+            k.static_shared_bytes = i % 2 ? 0 : 16384;
+            k.dynamic_shared_bytes = 0;
+            k.name = w.intern(names[i % 4]);
+            w.add(k);
+        }
+        w.flush();
+        after = w.bytes_written();
+    });
+    double per_record = double(after - before) / n;
+    INFO("bytes per kernel record: " << per_record);
+    CHECK(per_record <= 32.0);
+}

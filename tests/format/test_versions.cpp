@@ -1,0 +1,148 @@
+// Version and compatibility rules: newer majors and unknown required features are refused with both numbers;
+// newer minors (new kinds, appended fields) are read with a warning; older minors read missing fields as zero.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+
+#include "codec.h"
+#include "record_samples.h"
+#include "trace_fixture.h"
+
+using namespace gprof::trace;
+using namespace gprof::testing;
+
+namespace {
+
+std::vector<uint8_t> minimal_trace(const TempDir& dir) {
+    auto path = dir.file("min.gprof");
+    write_trace(path, [](TraceWriter& w) {
+        Kernel k;
+        k.start = 100;
+        k.end = 200;
+        k.name = w.intern("k");
+        w.add(k);
+    });
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Appends one chunk holding `payload` to `file`.
+void append_chunk(std::vector<uint8_t>& file, const std::vector<uint8_t>& payload, uint32_t records) {
+    uint8_t head[codec::kChunkHeaderBytes];
+    codec::store_u32(head, codec::kChunkMagic);
+    codec::store_u32(head + 4, static_cast<uint32_t>(payload.size()));
+    codec::store_u32(head + 8, records);
+    codec::store_u32(head + 12, codec::crc32c(payload.data(), payload.size()));
+    file.insert(file.end(), head, head + sizeof head);
+    file.insert(file.end(), payload.begin(), payload.end());
+}
+
+std::string error_of(const std::vector<uint8_t>& bytes) {
+    try {
+        TraceReader r("forged.gprof", bytes);
+    } catch (const TraceError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a newer major version is refused naming both versions") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    codec::store_u16(bytes.data() + 8, kFormatMajor + 1);
+    codec::store_u16(bytes.data() + 10, 4);
+    auto msg = error_of(bytes);
+    CHECK(msg.find(std::to_string(kFormatMajor + 1) + ".4") != std::string::npos);
+    CHECK(msg.find(std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor)) != std::string::npos);
+}
+
+TEST_CASE("a newer minor version is read with a warning") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    codec::store_u16(bytes.data() + 10, kFormatMinor + 3);
+    TraceReader r("newer-minor", bytes);
+    Record rec;
+    REQUIRE(r.next(rec));
+    CHECK(rec.kind == RecordKind::Kernel);
+    REQUIRE_FALSE(r.warnings().empty());
+    CHECK(r.warnings()[0].find("newer") != std::string::npos);
+}
+
+TEST_CASE("unknown required feature bits are refused; informational bits are not") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    auto required = bytes;
+    codec::store_u32(required.data() + 12, 0x0004);
+    CHECK(error_of(required).find("0x0004") != std::string::npos);
+    auto informational = bytes;
+    codec::store_u32(informational.data() + 12, kFeatureBacktraces);
+    CHECK(error_of(informational).empty());
+}
+
+TEST_CASE("files that are not traces get a clear error") {
+    TempDir dir;
+    CHECK(error_of({}).find("empty") != std::string::npos);
+    std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', '!', '!', '!', '!', '!'};
+    CHECK(error_of(text).find("not a gprof-run trace") != std::string::npos);
+    CHECK_THROWS_WITH(TraceReader(dir.file("missing.gprof")), Catch::Contains("cannot open trace"));
+    CHECK_THROWS_WITH(TraceReader(dir.path().string()), Catch::Contains("directory"));
+    // Only the preamble: the process died before the header chunk was written.
+    auto bytes = minimal_trace(dir);
+    std::vector<uint8_t> preamble(bytes.begin(), bytes.begin() + 16);
+    CHECK(error_of(preamble).find("no readable header") != std::string::npos);
+}
+
+TEST_CASE("records of unknown kinds are skipped and counted; appended fields are ignored") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    codec::store_u16(bytes.data() + 10, kFormatMinor + 1);
+    std::vector<uint8_t> payload;
+    // Kind 200 with a 3-byte body, twice.
+    for (int i = 0; i < 2; ++i) payload.insert(payload.end(), {200, 3, 1, 2, 3});
+    // A Capture record with one extra trailing field a newer writer appended.
+    payload.insert(payload.end(), {static_cast<uint8_t>(RecordKind::Capture), 4, 2 /*ts delta +1*/, 1, 1, 0x7F});
+    append_chunk(bytes, payload, 3);
+    TraceReader r("forged", bytes);
+    Record rec;
+    std::vector<RecordKind> kinds;
+    while (r.next(rec)) {
+        kinds.push_back(rec.kind);
+        if (rec.kind == RecordKind::Capture) {
+            CHECK(rec.capture.timestamp == 1);
+            CHECK(rec.capture.action == CaptureAction::Stop);
+            CHECK(rec.capture.reason == CaptureReason::ProfilerApi);
+        }
+    }
+    CHECK(kinds == std::vector<RecordKind>{RecordKind::Kernel, RecordKind::End, RecordKind::Capture});
+    CHECK(r.stats().unknown_records == 2);
+    bool named = false;
+    for (const auto& w : r.warnings()) named |= w.find("2 records of unknown kind 200") != std::string::npos;
+    CHECK(named);
+}
+
+TEST_CASE("fields an older writer did not have read as zero") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    std::vector<uint8_t> payload;
+    // A Kernel body holding only start (delta 10) and end (+4): every later field is absent.
+    payload.insert(payload.end(), {static_cast<uint8_t>(RecordKind::Kernel), 2, 20, 8});
+    append_chunk(bytes, payload, 1);
+    TraceReader r("older", bytes);
+    Record rec, last;
+    while (r.next(rec)) last = rec;
+    REQUIRE(last.kind == RecordKind::Kernel);
+    CHECK(last.kernel.start == 10);
+    CHECK(last.kernel.end == 14);
+    CHECK(last.kernel.grid_x == 0);
+    CHECK(last.kernel.name == 0);
+}
+
+TEST_CASE("CRC-32C matches the RFC 3720 test vector") {
+    std::vector<uint8_t> zeros(32, 0);
+    CHECK(codec::crc32c(zeros.data(), zeros.size()) == 0x8A9136AAu);
+    const char* digits = "123456789";
+    CHECK(codec::crc32c(reinterpret_cast<const uint8_t*>(digits), 9) == 0xE3069283u);
+}
