@@ -1,0 +1,186 @@
+// The in-memory run model: every record of one or more traces, per process, with names resolved and
+// correlation lookups. Reports, the timeline, `diff` and `analyze` all build on this.
+//
+// Stability: fields are only ever appended. Records are kept as the plain structs of gprof/trace/records.h (so a
+// new record field shows up here with no change); strings stay interned per process and are resolved with
+// ProcessTrace::str(). Timestamps stay on the process's own trace clock; ProcessTrace::to_run_ns() puts them on
+// the run's common axis (ns since the earliest session start of all processes), which is what reports print.
+//
+// Loading never throws for damaged data: a trace that cannot be read at all becomes a Run::warnings line, and
+// damage inside a trace becomes ProcessTrace::warnings lines (from TraceReader, plus the model's own notes).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gprof/trace/header.h"
+#include "gprof/trace/reader.h"
+#include "gprof/trace/records.h"
+
+namespace gprof::report {
+
+// ----- filters -------------------------------------------------------------------------------------------
+
+// What --process / --device / --time-range / --kernel-filter select. An empty optional selects everything.
+// Time bounds are ns on the run axis (see ProcessTrace::to_run_ns); a record is kept when its interval overlaps
+// [time_begin, time_end). Device filters apply to GPU records (kernel, memcpy, memset, memory, graph launch);
+// the kernel regex applies to kernel names (searched, ECMAScript) and removes only kernels.
+struct Filter {
+    std::vector<int64_t> pids;
+    std::vector<uint32_t> devices;
+    std::optional<uint64_t> time_begin, time_end;
+    std::string kernel_regex;
+
+    bool empty() const {
+        return pids.empty() && devices.empty() && !time_begin && !time_end && kernel_regex.empty();
+    }
+};
+
+// Parses "A:B" into time_begin/time_end: either side may be empty; each is a number with an optional unit
+// (ns, us, ms, s; a bare number is ns, like the JSON output), on the run axis. Throws std::invalid_argument with
+// a message for the user.
+void parse_time_range(std::string_view text, Filter& filter);
+
+// ----- one process -----------------------------------------------------------------------------------------
+
+enum class GpuOpKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2, Sync = 3, GraphLaunch = 4 };
+
+// A GPU operation named by kind and index into the matching vector of its ProcessTrace.
+struct GpuOpRef {
+    GpuOpKind kind;
+    uint32_t index;
+};
+
+// A Backtrace record with its frames in a vector (the record holds a fixed 64-slot array).
+struct BacktraceFrames {
+    uint64_t tid = 0;
+    uint32_t correlation = 0;
+    std::vector<uint64_t> frames;  // return addresses, innermost first
+};
+
+struct ProcessTrace {
+    std::filesystem::path path;
+    trace::TraceHeader header;
+    std::vector<std::string> strings;  // index = StringId; [0] = ""
+
+    std::vector<trace::Thread> threads;
+    std::vector<trace::Device> devices;
+    std::vector<trace::CudaInfo> cuda_info;
+    std::vector<trace::ApiCall> api_calls;
+    std::vector<trace::Kernel> kernels;
+    std::vector<trace::Memcpy> memcpys;
+    std::vector<trace::Memset> memsets;
+    std::vector<trace::Sync> syncs;
+    std::vector<trace::Nvtx> nvtx;
+    std::vector<trace::Memory> memory;
+    std::vector<trace::Overhead> overheads;
+    std::vector<trace::GraphLaunch> graph_launches;
+    std::vector<trace::ExternalCorrelation> external_correlations;
+    std::vector<trace::Dropped> dropped;
+    std::vector<trace::Capture> captures;
+    std::vector<trace::Status> statuses;
+    std::vector<BacktraceFrames> backtraces;
+    std::vector<trace::Module> modules;
+    std::optional<trace::End> end;  // absent: the process did not finish normally
+
+    trace::ReadStats read_stats;
+    std::vector<std::string> warnings;  // damage found while reading, one line each
+    uint64_t filtered_out = 0;          // records removed by the Filter
+
+    // The text of an interned string ("<string #N>" for an unknown id).
+    std::string_view str(trace::StringId id) const;
+    std::string_view thread_name(uint64_t tid) const;  // "" when unnamed
+    int64_t pid() const { return header.pid; }
+
+    // Run axis: ns since Run::base_realtime_ns. Processes are aligned through their ClockReference.
+    int64_t clock_offset_ns = 0;  // add to a trace timestamp to get CLOCK_REALTIME ns
+    int64_t run_base_realtime_ns = 0;
+    int64_t to_run_ns(trace::Timestamp ts) const {
+        return static_cast<int64_t>(ts) + clock_offset_ns - run_base_realtime_ns;
+    }
+
+    // Earliest start / latest end of any timed record on the trace clock (0/0 when none).
+    trace::Timestamp first_ns = 0, last_ns = 0;
+
+    // Sum of Dropped.count over all sources.
+    uint64_t dropped_total() const;
+
+    // Correlation lookups (correlation ids are per process). nullptr / empty when there is no match.
+    const trace::ApiCall* api_for_correlation(uint32_t correlation) const;
+    std::vector<GpuOpRef> gpu_ops_for_correlation(uint32_t correlation) const;
+    const BacktraceFrames* backtrace_for_correlation(uint32_t correlation) const;
+
+    // Built by the loader; call after changing the record vectors yourself.
+    void build_indexes();
+
+private:
+    std::vector<std::pair<uint32_t, uint32_t>> api_by_corr_;    // (correlation, index), sorted
+    std::vector<std::pair<uint32_t, GpuOpRef>> ops_by_corr_;    // (correlation, op), sorted
+    std::vector<std::pair<uint32_t, uint32_t>> bt_by_corr_;     // (correlation, index), sorted
+};
+
+// ----- a run -----------------------------------------------------------------------------------------------
+
+struct Run {
+    std::vector<ProcessTrace> processes;     // sorted by pid
+    std::vector<std::filesystem::path> traces;  // every trace file found, readable or not
+    std::vector<std::string> warnings;       // files that could not be read at all, one line each
+    int64_t base_realtime_ns = 0;            // run axis zero: earliest session start (header clock)
+
+    // Every warning of the run, each prefixed with its trace file name.
+    std::vector<std::string> all_warnings() const;
+};
+
+// The *.gprof files of a run directory, sorted by name. Empty when there are none.
+std::vector<std::filesystem::path> find_traces(const std::filesystem::path& dir);
+
+// Expands inputs (run directories and/or trace files) to trace paths. Throws std::runtime_error for a path
+// that does not exist or a directory without traces.
+std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& inputs);
+
+struct LoadOptions {
+    Filter filter;
+    bool keep_backtraces = true;
+};
+
+// Loads every input. Never throws for damaged or unreadable traces (they become warnings); throws
+// std::runtime_error only when an input path does not exist.
+Run load_run(const std::vector<std::filesystem::path>& inputs, const LoadOptions& options = {});
+
+// ----- streaming access, for reports that must not hold the whole run (the 10 M-record summary) --------------
+
+// What a streaming visitor knows about the trace being read.
+struct StreamContext {
+    const trace::TraceReader* reader = nullptr;  // header(), string(), stats(), warnings()
+    int64_t clock_offset_ns = 0;
+    int64_t run_base_realtime_ns = 0;
+    int64_t to_run_ns(trace::Timestamp ts) const {
+        return static_cast<int64_t>(ts) + clock_offset_ns - run_base_realtime_ns;
+    }
+};
+
+// Streams the records of every trace that pass the filter (String records never surface). `begin` is called once
+// per readable trace before its records, `end` after them (the reader's warnings are then complete).
+// Unreadable traces are reported through `unreadable` (path, message). Throws only for missing input paths.
+struct StreamCallbacks {
+    std::function<void(const StreamContext&)> begin;
+    std::function<void(const StreamContext&, const trace::Record&)> record;
+    std::function<void(const StreamContext&)> end;
+    std::function<void(const std::filesystem::path&, const std::string&)> unreadable;
+};
+void stream_run(const std::vector<std::filesystem::path>& traces, const Filter& filter,
+                const StreamCallbacks& callbacks);
+
+// The record's [start, end) on its trace clock (end == start for instants); false for untimed records.
+bool record_interval(const trace::Record& r, trace::Timestamp& start, trace::Timestamp& end);
+
+// Short warning prefix: the file name of a trace.
+std::string trace_label(const std::filesystem::path& path);
+
+}  // namespace gprof::report
