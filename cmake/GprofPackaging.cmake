@@ -1,7 +1,60 @@
-# CPack TGZ: a relocatable tree (bin/, lib/gprof-run/, share/doc/gprof-run/). See docs/install.md.
+# Install rules and CPack TGZ: a relocatable tree that needs only glibc (>= GPROF_GLIBC_FLOOR) and, to profile
+# anything, the CUDA driver. See docs/install.md.
+#
+#   bin/gprof-run, bin/gprof-report             (each component adds install(TARGETS) for its own target)
+#   lib/gprof-run/libgprof-collector.so          (+ any bundled shared library, found through RPATH $ORIGIN)
+#   share/doc/gprof-run/                         README, LICENSE, docs, examples
+#
+# Nothing is found through absolute paths: binaries find their siblings relative to themselves (GprofLayout.cmake),
+# so the tree works from any prefix and can be moved after installation.
+
+# ----- the glibc floor ----------------------------------------------------------------------------------------
+# Built here on glibc 2.36 with GCC 12. Two static runtime pieces would raise what the GPU machine needs:
+#   * static libstdc++ (random.o, pulled in by any std::string user) calls arc4random  -> GLIBC_2.36
+#   * static libgcc's unwinder calls _dl_find_object                                   -> GLIBC_2.35
+# gprof_portable_runtime avoids both: libstdc++ static, arc4random defined (hidden) by us, libgcc_s.so.1 from the
+# system (present wherever glibc is: glibc itself loads it for thread cancellation). What is left is
+# __libc_start_main@GLIBC_2.34, which every program linked against glibc >= 2.34 needs.
+set(GPROF_GLIBC_FLOOR "2.34" CACHE STRING "Highest GLIBC_x.y symbol version installed binaries may require")
+add_library(gprof_glibc_floor OBJECT ${CMAKE_CURRENT_LIST_DIR}/glibc-floor/arc4random.c)
+set_target_properties(gprof_glibc_floor PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden)
+add_library(gprof_portable_runtime INTERFACE)
+target_sources(gprof_portable_runtime INTERFACE $<TARGET_OBJECTS:gprof_glibc_floor>)
+target_link_options(gprof_portable_runtime INTERFACE -static-libstdc++)
+
+# ----- install rules ------------------------------------------------------------------------------------------
+# RPATH: installed binaries look next to themselves and in lib/gprof-run, never in the build tree.
+set(GPROF_INSTALL_RPATH_BIN "\$ORIGIN/../${GPROF_PKGLIBDIR}")
+set(GPROF_INSTALL_RPATH_LIB "\$ORIGIN")
+foreach(_gprof_target gprof-run gprof-report)
+  if(TARGET ${_gprof_target})
+    set_target_properties(${_gprof_target} PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_BIN}")
+  endif()
+endforeach()
+if(TARGET gprof_collector)
+  set_target_properties(gprof_collector PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_LIB}")
+endif()
+
+foreach(_gprof_doc README.md LICENSE)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/${_gprof_doc})
+    install(FILES ${PROJECT_SOURCE_DIR}/${_gprof_doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  endif()
+endforeach()
+# User documentation; the working notes for engineers (HELPERS.md) stay out.
+file(GLOB _gprof_user_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+list(FILTER _gprof_user_docs EXCLUDE REGEX "/HELPERS\\.md$")
+if(_gprof_user_docs)
+  install(FILES ${_gprof_user_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+endif()
+
+# ----- CPack --------------------------------------------------------------------------------------------------
 set(CPACK_GENERATOR TGZ)
 set(CPACK_PACKAGE_NAME gprof-run)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR "gprof-run")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_FILE_NAME gprof-run-${PROJECT_VERSION}-linux-x86_64)
 set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY ON)
-install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/dist)
+set(CPACK_SOURCE_GENERATOR "")
 include(CPack)

@@ -1,0 +1,21 @@
+# ctest driver for one known-answer app mode: cmake -DAPP=... -DMODE=... -P run_without_device.cmake
+# Without a GPU the app must exit 77 and say "no CUDA device"; with one it must finish (0) and print its answer
+# (mode abort: die by SIGABRT after printing it). Anything else, a crash above all, fails.
+execute_process(COMMAND ${APP} ${MODE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+message(STATUS "${APP} ${MODE}: exit '${rc}'\nstderr: ${err}")
+if(rc STREQUAL "77")
+  if(NOT err MATCHES "no CUDA device")
+    message(FATAL_ERROR "exit 77 without the 'no CUDA device' message")
+  endif()
+  return()
+endif()
+if(NOT out MATCHES "KNOWN_ANSWER {")
+  message(FATAL_ERROR "neither 'no CUDA device' (exit 77) nor a known answer: exit '${rc}'")
+endif()
+if(MODE STREQUAL "abort")
+  if(NOT rc MATCHES "Child aborted|134")
+    message(FATAL_ERROR "mode abort should die by SIGABRT, got '${rc}'")
+  endif()
+elseif(NOT rc STREQUAL "0")
+  message(FATAL_ERROR "exit '${rc}' after a known answer")
+endif()
