@@ -1,0 +1,567 @@
+// A CUPTI stand-in for tests on machines without a GPU. It exports the cupti* functions the collector's
+// loader resolves, loaded through the same dlopen path (GPROF_CUPTI_LIB), and plays scripted behaviour: the
+// subscribe result, buffer requests and completions carrying real CUpti_Activity* structs, dropped counts,
+// profiler start/stop callbacks, a flush that hangs. See standin_control.h. Never installed.
+#include <cupti.h>
+
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "standin_control.h"
+
+#define STANDIN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Script {
+    CUptiResult subscribe = CUPTI_SUCCESS;
+    bool enable_fails = false;
+    bool kernel_enable_fails = false;
+    bool no_timestamp_callback = false;
+    bool old_version = false;
+    bool flush_hang = false;
+    uint64_t drop_first = 0;
+    uint64_t workload = 0;
+};
+
+Script read_script() {
+    Script s;
+    const char* env = std::getenv("GPROF_TEST_STANDIN_SCRIPT");
+    std::string text = env ? env : "";
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t comma = text.find(',', pos);
+        std::string tok = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (tok == "multiple-subscribers") s.subscribe = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+        else if (tok == "no-device") s.subscribe = CUPTI_ERROR_INVALID_DEVICE;
+        else if (tok == "no-driver") s.subscribe = CUPTI_ERROR_UNKNOWN;
+        else if (tok == "insufficient-privileges") s.subscribe = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+        else if (tok == "enable-fails") s.enable_fails = true;
+        else if (tok == "kernel-enable-fails") s.kernel_enable_fails = true;
+        else if (tok == "no-timestamp-callback") s.no_timestamp_callback = true;
+        else if (tok == "old-version") s.old_version = true;
+        else if (tok == "flush-hang") s.flush_hang = true;
+        else if (tok.rfind("drop=", 0) == 0) s.drop_first = std::strtoull(tok.c_str() + 5, nullptr, 10);
+        else if (tok.rfind("workload=", 0) == 0) s.workload = std::strtoull(tok.c_str() + 9, nullptr, 10);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return s;
+}
+
+struct State {
+    std::once_flag script_once;
+    Script script;
+    // Recursive: a client's buffer-completed callback calls back into us (cuptiActivityGetNumDroppedRecords),
+    // as it may with the real CUPTI, whose lock is also held around that callback.
+    std::recursive_mutex mutex;
+    CUpti_CallbackFunc callback = nullptr;
+    void* userdata = nullptr;
+    bool subscribed = false;
+    bool runtime_cb_all = false, driver_cb_all = false;
+    bool cb_enabled[4][1024] = {};
+    CUpti_BuffersCallbackRequestFunc requested = nullptr;
+    CUpti_BuffersCallbackCompleteFunc completed = nullptr;
+    CUpti_TimestampCallbackFunc timestamp = nullptr;
+    bool kinds[64] = {};
+    bool runtime_filtered[1024] = {};
+    bool driver_filtered[1024] = {};
+    uint8_t* buffer = nullptr;
+    size_t size = 0, used = 0;
+    uint64_t dropped_pending = 0;
+    uint64_t dropped_unreported = 0;  // records lost for want of a buffer
+    std::atomic<uint32_t> correlation{0};
+    std::atomic<uint64_t> requested_count{0}, completed_count{0}, refused{0}, flushes[2] = {}, emitted{0};
+    std::thread workload;
+};
+
+State& st() {
+    static auto* s = new State();
+    std::call_once(s->script_once, [] {
+        s->script = read_script();
+        s->dropped_pending = s->script.drop_first;
+    });
+    return *s;
+}
+
+uint64_t now_ns() {
+    State& s = st();
+    if (s.timestamp) return s.timestamp();
+    timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);  // CUPTI's default clock on Linux
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+CUcontext fake_context(uint32_t device) { return reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + device)); }
+
+size_t record_size(CUpti_ActivityKind kind) {
+    switch (kind) {
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+        case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+        case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+        case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+        case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+        case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+        case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
+        case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+        default: return 0;
+    }
+}
+
+// Under the lock. Hands the current buffer to the client (as CUPTI's worker does).
+void complete_locked() {
+    State& s = st();
+    if (!s.buffer) return;
+    uint8_t* b = s.buffer;
+    size_t size = s.size, used = s.used;
+    s.buffer = nullptr;
+    s.size = s.used = 0;
+    s.completed_count++;
+    if (s.completed) s.completed(nullptr, 0, b, size, used);
+}
+
+// Under the lock. Appends one record, asking the client for buffers as needed.
+void emit_locked(const void* record, CUpti_ActivityKind kind) {
+    State& s = st();
+    if (kind >= 64 || !s.kinds[kind] || !s.requested) return;
+    size_t n = record_size(kind);
+    if (s.buffer && s.used + n > s.size) complete_locked();
+    if (!s.buffer) {
+        uint8_t* b = nullptr;
+        size_t size = 0, max_records = 0;
+        s.requested_count++;
+        s.requested(&b, &size, &max_records);
+        if (!b || size < n) {
+            s.refused++;
+            s.dropped_unreported++;  // CUPTI >= 27 counts what it could not store
+            return;
+        }
+        if (reinterpret_cast<uintptr_t>(b) % 8 != 0) std::abort();  // CUPTI requires 8-byte alignment
+        s.buffer = b;
+        s.size = size;
+        s.used = 0;
+    }
+    std::memcpy(s.buffer + s.used, record, n);
+    s.used += n;
+    s.emitted++;
+}
+
+bool callback_enabled(CUpti_CallbackDomain d, uint32_t cbid) {
+    State& s = st();
+    if (!s.subscribed || !s.callback) return false;
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && s.runtime_cb_all) return true;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && s.driver_cb_all) return true;
+    return d < 4 && cbid < 1024 && s.cb_enabled[d][cbid];
+}
+
+// An API call: enter callback, the body, exit callback, then its activity record.
+uint32_t api_call(CUpti_CallbackDomain domain, uint32_t cbid, const char* name, void (*body)(uint32_t)) {
+    State& s = st();
+    uint32_t corr = ++s.correlation;
+    uint64_t start = now_ns();
+    CUpti_CallbackData cb{};
+    cb.functionName = name;
+    cb.correlationId = corr;
+    cb.context = fake_context(0);
+    cb.contextUid = 1;
+    if (callback_enabled(domain, cbid)) {
+        cb.callbackSite = CUPTI_API_ENTER;
+        s.callback(s.userdata, domain, cbid, &cb);
+    }
+    if (body) body(corr);
+    if (callback_enabled(domain, cbid)) {
+        cb.callbackSite = CUPTI_API_EXIT;
+        s.callback(s.userdata, domain, cbid, &cb);
+    }
+    CUpti_ActivityAPI a{};
+    a.kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+    a.cbid = cbid;
+    a.start = start;
+    a.end = now_ns();
+    a.processId = static_cast<uint32_t>(getpid());
+    a.threadId = static_cast<uint32_t>(gettid());
+    a.correlationId = corr;
+    bool filtered = cbid < 1024 && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s.runtime_filtered[cbid]
+                                                                          : s.driver_filtered[cbid]);
+    if (!filtered) {
+        std::lock_guard<std::recursive_mutex> lock(s.mutex);
+        emit_locked(&a, a.kind);
+    }
+    return corr;
+}
+
+const char* g_kernel_name = nullptr;
+uint32_t g_kernel_stream = 0;
+
+void workload_thread(uint64_t iterations) {
+    State& s = st();
+    // Wait until the collector has enabled kernels (it may be in a capture range that never opens: give up).
+    for (int i = 0; i < 2000 && !s.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (uint64_t i = 0; i < iterations; ++i) {
+        gprof_test_standin_launch_kernel("_Z6workerPfi", 7);
+        gprof_test_standin_memcpy(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    }
+}
+
+}  // namespace
+
+// ---- CUPTI API -------------------------------------------------------------------------------------------
+
+STANDIN_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
+    if (!version) return CUPTI_ERROR_INVALID_PARAMETER;
+    *version = st().script.old_version ? 120000 : CUPTI_API_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+    switch (result) {
+        case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+        case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+        case CUPTI_ERROR_INVALID_DEVICE: *str = "CUPTI_ERROR_INVALID_DEVICE"; break;
+        case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: *str = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"; break;
+        case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+        case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
+        default: *str = "CUPTI_ERROR_(stand-in)"; break;
+    }
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiGetErrorMessage(CUptiResult result, const char** str) {
+    return cuptiGetResultString(result, str);
+}
+
+STANDIN_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                          void* userdata) {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    if (s.script.subscribe != CUPTI_SUCCESS) return s.script.subscribe;
+    if (s.subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    s.subscribed = true;
+    s.callback = callback;
+    s.userdata = userdata;
+    *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    s.subscribed = false;
+    s.callback = nullptr;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain,
+                                               CUpti_CallbackId cbid) {
+    State& s = st();
+    if (domain >= 4 || cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+    s.cb_enabled[domain][cbid] = enable != 0;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain) {
+    State& s = st();
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) s.runtime_cb_all = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) s.driver_cb_all = enable != 0;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+    State& s = st();
+    if (s.script.enable_fails) return CUPTI_ERROR_NOT_SUPPORTED;
+    if (s.script.kernel_enable_fails && kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) return CUPTI_ERROR_NOT_SUPPORTED;
+    if (kind == CUPTI_ACTIVITY_KIND_KERNEL) std::abort();  // the collector must never serialise kernels
+    if (kind >= 64) return CUPTI_ERROR_INVALID_KIND;
+    s.kinds[kind] = true;
+    // Enabling RUNTIME/DRIVER resets per-API filters, as the real cuptiActivityEnable does.
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) std::memset(s.runtime_filtered, 0, sizeof s.runtime_filtered);
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER) std::memset(s.driver_filtered, 0, sizeof s.driver_filtered);
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+    if (kind >= 64) return CUPTI_ERROR_INVALID_KIND;
+    st().kinds[kind] = false;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+    if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+    st().runtime_filtered[cbid] = !enable;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+    if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+    st().driver_filtered[cbid] = !enable;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                          CUpti_BuffersCallbackCompleteFunc completed) {
+    State& s = st();
+    if (!requested || !completed) return CUPTI_ERROR_INVALID_PARAMETER;
+    {
+        std::lock_guard<std::recursive_mutex> lock(s.mutex);
+        s.requested = requested;
+        s.completed = completed;
+    }
+    if (s.script.workload && !s.workload.joinable()) {
+        s.workload = std::thread(workload_thread, s.script.workload);
+        s.workload.detach();
+    }
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) {
+    State& s = st();
+    if (s.script.no_timestamp_callback) return CUPTI_ERROR_NOT_SUPPORTED;
+    for (bool k : s.kinds)
+        if (k) return CUPTI_ERROR_INVALID_OPERATION;  // must come before any kind is enabled
+    s.timestamp = fn;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+    if (!buffer || !record) return CUPTI_ERROR_INVALID_PARAMETER;
+    size_t offset = 0;
+    if (*record) {
+        auto* cur = reinterpret_cast<uint8_t*>(*record);
+        size_t n = record_size((*record)->kind);
+        if (n == 0) return CUPTI_ERROR_INVALID_KIND;
+        offset = static_cast<size_t>(cur - buffer) + n;
+    }
+    if (offset + sizeof(CUpti_Activity) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
+    size_t n = record_size(next->kind);
+    if (n == 0) return CUPTI_ERROR_INVALID_KIND;
+    if (offset + n > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = next;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    *dropped = s.dropped_pending + s.dropped_unreported;
+    s.dropped_pending = 0;
+    s.dropped_unreported = 0;
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+    State& s = st();
+    bool forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+    s.flushes[forced ? 1 : 0]++;
+    if (forced && s.script.flush_hang) std::this_thread::sleep_for(std::chrono::hours(1));
+    if (!s.requested) return CUPTI_ERROR_INVALID_OPERATION;
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    if (s.buffer && s.used > 0) complete_locked();
+    else if (s.dropped_pending > 0 || s.dropped_unreported > 0) {
+        // Nothing to deliver but a loss to report: an empty completion carries it.
+        s.completed_count++;
+        if (s.completed) s.completed(nullptr, 0, nullptr, 0, 0);
+    }
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
+    *timestamp = now_ns();
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+    static const struct { CUpti_CallbackDomain d; uint32_t cbid; const char* name; } names[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart_v4000"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop_v4000"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, "cudaDeviceReset_v3020"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    };
+    for (const auto& n : names)
+        if (n.d == domain && n.cbid == cbid) {
+            *name = n.name;
+            return CUPTI_SUCCESS;
+        }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+STANDIN_EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
+
+STANDIN_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) { return CUPTI_SUCCESS; }
+
+STANDIN_EXPORT CUptiResult cuptiGetContextId(CUcontext context, uint32_t* id) {
+    *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(context) - 0x1000 + 1);
+    return CUPTI_SUCCESS;
+}
+
+STANDIN_EXPORT CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* id) {
+    *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(context) - 0x1000);
+    return CUPTI_SUCCESS;
+}
+
+// ---- control ---------------------------------------------------------------------------------------------
+
+STANDIN_EXPORT uint32_t gprof_test_standin_runtime_call(uint32_t cbid) {
+    return api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaStandinCall", nullptr);
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_driver_call(uint32_t cbid) {
+    return api_call(CUPTI_CB_DOMAIN_DRIVER_API, cbid, "cuStandinCall", nullptr);
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream) {
+    State& s = st();
+    uint32_t corr = api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                             "cudaLaunchKernel", nullptr);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = now_ns();
+    k.end = k.start + 1000;
+    k.deviceId = 0;
+    k.contextId = 1;
+    k.streamId = stream;
+    k.gridX = 128;
+    k.gridY = k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = k.blockZ = 1;
+    k.registersPerThread = 32;
+    k.correlationId = corr;
+    k.name = name;  // CUPTI's names live as long as the module; the caller's literal does here
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    emit_locked(&k, k.kind);
+    return corr;
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_memcpy(uint64_t bytes, uint32_t copy_kind) {
+    State& s = st();
+    uint32_t corr =
+        api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", nullptr);
+    CUpti_ActivityMemcpy6 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = static_cast<uint8_t>(copy_kind);
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = bytes;
+    m.start = now_ns();
+    m.end = m.start + 500;
+    m.contextId = 1;
+    m.streamId = 7;
+    m.correlationId = corr;
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    emit_locked(&m, m.kind);
+    return corr;
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value) {
+    State& s = st();
+    uint32_t corr =
+        api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", nullptr);
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = value;
+    m.bytes = bytes;
+    m.start = now_ns();
+    m.end = m.start + 300;
+    m.contextId = 1;
+    m.streamId = 7;
+    m.correlationId = corr;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    emit_locked(&m, m.kind);
+    return corr;
+}
+
+STANDIN_EXPORT void gprof_test_standin_profiler_start() {
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart",
+             [](uint32_t) {
+                 api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart",
+                          nullptr);
+             });
+}
+
+STANDIN_EXPORT void gprof_test_standin_profiler_stop() {
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop",
+             [](uint32_t) {
+                 api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop",
+                          nullptr);
+             });
+}
+
+STANDIN_EXPORT void gprof_test_standin_device_reset() {
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, "cudaDeviceReset", nullptr);
+}
+
+STANDIN_EXPORT void gprof_test_standin_context_created(uint32_t device) {
+    State& s = st();
+    if (!callback_enabled(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) return;
+    CUpti_ResourceData r{};
+    r.context = fake_context(device);
+    s.callback(s.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &r);
+}
+
+STANDIN_EXPORT void gprof_test_standin_add_dropped(uint64_t count) {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    s.dropped_pending += count;
+}
+
+STANDIN_EXPORT void gprof_test_standin_complete_buffer() {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    complete_locked();
+}
+
+STANDIN_EXPORT int gprof_test_standin_subscribed() { return st().subscribed ? 1 : 0; }
+STANDIN_EXPORT int gprof_test_standin_kind_enabled(uint32_t kind) { return kind < 64 && st().kinds[kind] ? 1 : 0; }
+STANDIN_EXPORT int gprof_test_standin_timestamp_callback_registered() { return st().timestamp ? 1 : 0; }
+STANDIN_EXPORT int gprof_test_standin_runtime_api_filtered(uint32_t cbid) {
+    return cbid < 1024 && st().runtime_filtered[cbid] ? 1 : 0;
+}
+STANDIN_EXPORT uint64_t gprof_test_standin_buffers_requested() { return st().requested_count; }
+STANDIN_EXPORT uint64_t gprof_test_standin_buffers_completed() { return st().completed_count; }
+STANDIN_EXPORT uint64_t gprof_test_standin_buffers_refused() { return st().refused; }
+STANDIN_EXPORT uint64_t gprof_test_standin_flushes(int forced) { return st().flushes[forced ? 1 : 0]; }
+STANDIN_EXPORT uint64_t gprof_test_standin_records_emitted() { return st().emitted; }
+
+STANDIN_EXPORT void gprof_test_standin_reset() {
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    s.script = read_script();
+    s.dropped_pending = s.script.drop_first;
+    s.dropped_unreported = 0;
+    s.subscribed = false;
+    s.callback = nullptr;
+    s.requested = nullptr;
+    s.completed = nullptr;
+    s.timestamp = nullptr;
+    s.runtime_cb_all = s.driver_cb_all = false;
+    std::memset(s.cb_enabled, 0, sizeof s.cb_enabled);
+    std::memset(s.kinds, 0, sizeof s.kinds);
+    std::memset(s.runtime_filtered, 0, sizeof s.runtime_filtered);
+    std::memset(s.driver_filtered, 0, sizeof s.driver_filtered);
+    s.buffer = nullptr;  // a buffer still held belongs to the old client: leaked in tests
+    s.size = s.used = 0;
+    s.requested_count = s.completed_count = s.refused = s.emitted = 0;
+    s.flushes[0] = s.flushes[1] = 0;
+}

@@ -1,0 +1,59 @@
+// Control functions of the CUPTI stand-in (libgprof-test-cupti-standin.so). A test program reaches them with
+// dlsym on the stand-in's handle; their names all start with gprof_test_standin_.
+//
+// Scenario flags come from GPROF_TEST_STANDIN_SCRIPT (comma list), read on the first CUPTI call:
+//   multiple-subscribers   cuptiSubscribe returns CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+//   no-device              cuptiSubscribe returns CUPTI_ERROR_INVALID_DEVICE
+//   no-driver              cuptiSubscribe returns CUPTI_ERROR_UNKNOWN (what a machine without a driver gives)
+//   insufficient-privileges cuptiSubscribe returns CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+//   enable-fails           every cuptiActivityEnable returns CUPTI_ERROR_NOT_SUPPORTED
+//   kernel-enable-fails    only CONCURRENT_KERNEL fails to enable
+//   no-timestamp-callback  cuptiActivityRegisterTimestampCallback returns CUPTI_ERROR_NOT_SUPPORTED
+//   old-version            cuptiGetVersion reports 120000 (a CUDA 12 CUPTI)
+//   flush-hang             cuptiActivityFlushAll with the forced flag sleeps for an hour (watchdog tests)
+//   drop=N                 the first completed buffer reports N dropped records
+//   workload=N             after a successful cuptiActivityRegisterCallbacks, a stand-in thread plays N
+//                          iterations of {cudaLaunchKernel + kernel, cudaMemcpy + memcpy} once the collector
+//                          has enabled the kinds (used by end-to-end tests)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+// ---- play the application's CUDA work (records go to the current activity buffer of enabled kinds) ----
+// A runtime API call (cbid of cupti_runtime_cbid.h), with enter/exit callbacks when enabled. Returns its
+// correlation id.
+uint32_t gprof_test_standin_runtime_call(uint32_t cbid);
+uint32_t gprof_test_standin_driver_call(uint32_t cbid);
+// cudaLaunchKernel + its CONCURRENT_KERNEL record. Returns the correlation id.
+uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream);
+// cudaMemcpy + its MEMCPY record (copy_kind a CUpti_ActivityMemcpyKind).
+uint32_t gprof_test_standin_memcpy(uint64_t bytes, uint32_t copy_kind);
+uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value);
+// cudaProfilerStart / cudaProfilerStop: runtime callbacks around the driver's cuProfilerStart/Stop.
+void gprof_test_standin_profiler_start();
+void gprof_test_standin_profiler_stop();
+// cudaDeviceReset (exit callback only; the collector flushes there).
+void gprof_test_standin_device_reset();
+// The resource callback for a new context on device `device`.
+void gprof_test_standin_context_created(uint32_t device);
+// Records CUPTI "lost": reported by cuptiActivityGetNumDroppedRecords for the next completed buffer.
+void gprof_test_standin_add_dropped(uint64_t count);
+// CUPTI's worker completing the current buffer (on the calling thread).
+void gprof_test_standin_complete_buffer();
+
+// ---- inspect what the collector did ----
+int gprof_test_standin_subscribed();
+int gprof_test_standin_kind_enabled(uint32_t kind);
+int gprof_test_standin_timestamp_callback_registered();
+int gprof_test_standin_runtime_api_filtered(uint32_t cbid);  // disabled by cuptiActivityEnableRuntimeApi
+uint64_t gprof_test_standin_buffers_requested();
+uint64_t gprof_test_standin_buffers_completed();
+uint64_t gprof_test_standin_buffers_refused();  // buffer requests answered with no buffer
+uint64_t gprof_test_standin_flushes(int forced);
+uint64_t gprof_test_standin_records_emitted();
+// Clears recorded state and re-reads GPROF_TEST_STANDIN_SCRIPT (tests in one process).
+void gprof_test_standin_reset();
+}
