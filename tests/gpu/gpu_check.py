@@ -1,0 +1,848 @@
+#!/usr/bin/env python3
+"""gpu-check, the part that runs on the GPU machine (and its self-test, which runs anywhere).
+
+Only the Python standard library: the GPU machine has python3 and PyTorch but no package registry.
+See docs/validation.md for the procedure, every check and its threshold.
+
+  gpu_check.py --run PACK [--out DIR] [--only GROUPS] [--rounds N]
+  gpu_check.py --selftest [--apps-dir DIR] [--pack PACK]
+
+PACK is the folder scripts/gpu-check packed: gprof-run/ (the install tree), apps/ (known-answer programs and
+gprof-test-trace-dump), tests/gpu/ (this file, train.py, fixtures). Output: one line per check,
+"PASS|FAIL|SKIP name: figures", then a summary line; results.json under --out.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+EXIT_NO_DEVICE = 77
+
+# ----- thresholds (docs/validation.md lists the same) ------------------------------------------------------
+PYTORCH_MATCH_MIN = 0.99        # share of launches matched by name between gprof-run and torch.profiler
+PYTORCH_TIME_TOL = 0.05         # total GPU kernel time, relative
+LARGE_EVENT_TOL = 0.03          # ka_large kernel time vs cudaEvent time, relative
+GOAL_TINY = 1.20                # tiny-kernel loop under gprof-run / bare, per iteration
+GOAL_LARGE = 1.01               # few large kernels
+GOAL_PYTORCH = 1.03             # PyTorch step time, and below torch.profiler's
+WALL_SLACK_NS = 50_000_000      # GPU activity span may exceed the app's measured wall time by clock skew only
+
+
+# ----- verdicts ------------------------------------------------------------------------------------------------
+
+class Verdicts:
+    def __init__(self, stream=sys.stdout):
+        self.items = []
+        self.stream = stream
+
+    def add(self, status, name, figures="", data=None):
+        assert status in ("PASS", "FAIL", "SKIP")
+        self.items.append({"status": status, "name": name, "figures": figures, "data": data or {}})
+        if self.stream:
+            print(f"{status} {name}: {figures}", file=self.stream, flush=True)
+
+    def summary(self):
+        n = {s: sum(1 for i in self.items if i["status"] == s) for s in ("PASS", "FAIL", "SKIP")}
+        return f"SUMMARY {n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped"
+
+    def failed(self):
+        return any(i["status"] == "FAIL" for i in self.items)
+
+
+# ----- gprof-report JSON (docs/report-schema.md): the only place that knows its shape ----------------------
+
+def report_rows(doc, report):
+    """Rows (list of dicts) of one report in a `gprof-report REPORT --format json` document.
+
+    Shape as of this writing: {"schema": "gprof-report", "reports": {REPORT: {"columns": [...], "rows": [{...}]}}}.
+    Kernel rows carry "name" (demangled), "instances", "total_time_ns"; API rows "name", "num_calls".
+    """
+    reports = doc.get("reports", {})
+    table = reports.get(report) if isinstance(reports, dict) else None
+    if table is None and isinstance(reports, list):  # tolerate a list of {"name": ..., "rows": ...}
+        table = next((r for r in reports if r.get("name") == report), None)
+    if table is None:
+        raise KeyError(f"report {report!r} not in gprof-report output (has {list(reports)})")
+    rows = table.get("rows", [])
+    if rows and isinstance(rows[0], list):  # rows as arrays: zip with the column keys
+        rows = [dict(zip(table.get("columns", []), r)) for r in rows]
+    return rows
+
+
+def report_kernel_counts(doc):
+    return {r["name"]: {"count": int(r.get("instances", r.get("count", 0))),
+                        "total_ns": float(r.get("total_time_ns", 0))}
+            for r in report_rows(doc, "cuda_gpu_kern_sum")}
+
+
+def report_api_counts(doc):
+    return {r["name"]: int(r.get("num_calls", r.get("count", 0))) for r in report_rows(doc, "cuda_api_sum")}
+
+
+# ----- raw records (gprof-test-trace-dump JSON lines) -----------------------------------------------------------
+
+class Records:
+    """Every record of a run, grouped by kind; one per run directory (all its processes)."""
+
+    def __init__(self):
+        self.by_kind = {}
+        self.files = []       # header lines
+        self.reads = []       # "read" lines: reader statistics per file
+        self.errors = []      # files that could not be opened
+
+    def add(self, rec):
+        k = rec.get("k")
+        if k == "header":
+            self.files.append(rec)
+        elif k == "read":
+            self.reads.append(rec)
+        elif k == "error":
+            self.errors.append(rec)
+        else:
+            self.by_kind.setdefault(k, []).append(rec)
+
+    def of(self, kind):
+        return self.by_kind.get(kind, [])
+
+    @classmethod
+    def from_lines(cls, lines):
+        r = cls()
+        for line in lines:
+            line = line.strip()
+            if line:
+                r.add(json.loads(line))
+        return r
+
+
+def normalize_api_name(name):
+    """cudaLaunchKernel_v7000 / cudaMemcpyAsync_ptsz_v7000 -> cudaLaunchKernel / cudaMemcpyAsync."""
+    name = re.sub(r"_v\d+$", "", name)
+    return re.sub(r"_(ptsz|ptds)$", "", name)
+
+
+def kernel_matches(rec, exp):
+    name, dem = rec.get("name", ""), rec.get("demangled", rec.get("name", ""))
+    if name in exp["names"] or dem in exp["names"]:
+        return True
+    return any(sub in dem or sub in name for sub in exp.get("contains", []))
+
+
+def activity_records(records):
+    return records.of("kernel") + records.of("memcpy") + records.of("memset")
+
+
+# ----- the expectation logic (pure: the self-test runs it on fixtures) ------------------------------------------
+
+def check_known_answer(answer, records, wall_ns, label):
+    """Compare one run's records with the app's known answer. Returns [(status, name, figures)]."""
+    out = []
+    mode = answer["mode"]
+    name = f"{label}:{mode}"
+
+    if records.errors:
+        out.append(("FAIL", f"{name}:readable", "; ".join(e["message"] for e in records.errors)))
+        return out
+    n_files = len(records.files)
+    if n_files != answer.get("processes", 1):
+        out.append(("FAIL", f"{name}:processes", f"traces={n_files} expected={answer.get('processes', 1)}"))
+
+    kernels = records.of("kernel")
+    # kernels by name, count, launch configuration, streams, graph
+    for exp in answer["kernels"]:
+        got = [k for k in kernels if kernel_matches(k, exp)]
+        label_k = exp["names"][0] if not exp.get("contains") else exp["contains"][0]
+        probs = []
+        if answer.get("expect_abort"):
+            # killed midway: at least the part before the pause must be there, never more than launched
+            if not (0 < len(got) <= 2 * exp["count"]):
+                probs.append(f"count={len(got)} expected 1..{2 * exp['count']}")
+        elif len(got) != exp["count"]:
+            probs.append(f"count={len(got)} expected={exp['count']}")
+        bad_cfg = [k for k in got if list(k["grid"]) != exp["grid"] or list(k["block"]) != exp["block"]]
+        if bad_cfg:
+            k = bad_cfg[0]
+            probs.append(f"{len(bad_cfg)} with grid/block {k['grid']}/{k['block']} expected {exp['grid']}/{exp['block']}")
+        bad_smem = [k for k in got if k.get("dyn_smem", 0) != exp["dynamic_shared_bytes"]]
+        if bad_smem:
+            probs.append(f"{len(bad_smem)} with dynamic shared {bad_smem[0].get('dyn_smem')} expected {exp['dynamic_shared_bytes']}")
+        streams = {(k["device"], k["stream"]) for k in got}
+        if exp["streams"] and got and len(streams) != exp["streams"]:
+            probs.append(f"streams={len(streams)} expected={exp['streams']}")
+        if exp["graph"] and any(k.get("graph_id", 0) == 0 for k in got):
+            probs.append(f"{sum(1 for k in got if k.get('graph_id', 0) == 0)} without a graph id")
+        fig = f"count={len(got)}/{exp['count']} streams={len(streams)}"
+        out.append(("FAIL" if probs else "PASS", f"{name}:kernel:{label_k}", "; ".join(probs) or fig))
+
+    for absent in answer.get("absent_kernels", []):
+        got = [k for k in kernels if k["name"] == absent or k.get("demangled") == absent]
+        out.append(("FAIL" if got else "PASS", f"{name}:absent:{absent}", f"count={len(got)} expected=0"))
+
+    memcpys = records.of("memcpy")
+    for exp in answer["memcpy"]:
+        got = [m for m in memcpys if m["kind"] == exp["kind"] and m["bytes"] == exp["bytes"]]
+        probs = []
+        if len(got) != exp["count"]:
+            probs.append(f"count={len(got)} expected={exp['count']}")
+        wrong_mem = [m for m in got if (m["src"], m["dst"]) != (exp["src"], exp["dst"])]
+        if wrong_mem:
+            probs.append(f"{len(wrong_mem)} as {wrong_mem[0]['src']}->{wrong_mem[0]['dst']} expected {exp['src']}->{exp['dst']}")
+        streams = {(m["device"], m["stream"]) for m in got}
+        if exp["streams"] and got and len(streams) != exp["streams"]:
+            probs.append(f"streams={len(streams)} expected={exp['streams']}")
+        tag = f"{exp['kind']}:{exp['src']}->{exp['dst']}:{exp['bytes']}B"
+        out.append(("FAIL" if probs else "PASS", f"{name}:memcpy:{tag}",
+                    "; ".join(probs) or f"count={len(got)}/{exp['count']} streams={len(streams)}"))
+
+    memsets = records.of("memset")
+    for exp in answer["memset"]:
+        got = [m for m in memsets if m["bytes"] == exp["bytes"]]
+        probs = []
+        if len(got) != exp["count"]:
+            probs.append(f"count={len(got)} expected={exp['count']}")
+        wrong = [m for m in got if "value" in m and m["value"] != exp["value"]]
+        if wrong:
+            probs.append(f"{len(wrong)} with value {wrong[0]['value']} expected {exp['value']}")
+        out.append(("FAIL" if probs else "PASS", f"{name}:memset:{exp['bytes']}B",
+                    "; ".join(probs) or f"count={len(got)}/{exp['count']}"))
+
+    api = {}
+    for a in records.of("api"):
+        n = normalize_api_name(a["name"])
+        api[n] = api.get(n, 0) + 1
+    for exp in answer["api"]:
+        got = api.get(exp["name"], 0)
+        if exp["name"] == "cudaGraphInstantiate":
+            got += api.get("cudaGraphInstantiateWithFlags", 0)
+        ok = got >= exp["count"] if exp["at_least"] else got == exp["count"]
+        rel = ">=" if exp["at_least"] else "=="
+        out.append(("PASS" if ok else "FAIL", f"{name}:api:{exp['name']}", f"count={got} expected {rel} {exp['count']}"))
+
+    if answer.get("threads"):
+        tids = {a["tid"] for a in records.of("api") if normalize_api_name(a["name"]) == "cudaLaunchKernel"}
+        ok = len(tids) >= answer["threads"]
+        out.append(("PASS" if ok else "FAIL", f"{name}:threads", f"launching threads={len(tids)} expected>={answer['threads']}"))
+
+    nvtx = {}
+    for r in records.of("nvtx"):
+        nvtx[r["name"]] = nvtx.get(r["name"], 0) + 1
+    for exp in answer["nvtx"]:
+        got = nvtx.get(exp["name"], 0)
+        out.append(("PASS" if got == exp["count"] else "FAIL", f"{name}:nvtx:{exp['name']}",
+                    f"count={got} expected={exp['count']}"))
+
+    # timing sanity: durations positive, inside the app's wall time; nothing overlaps on one stream
+    acts = activity_records(records)
+    if acts:
+        zero = [a for a in acts if not a["start"] or not a["end"]]
+        neg = [a for a in acts if a["start"] and a["end"] and a["end"] < a["start"]]
+        timed = [a for a in acts if a["start"] and a["end"]]
+        span = (max(a["end"] for a in timed) - min(a["start"] for a in timed)) if timed else 0
+        longest = max((a["end"] - a["start"] for a in timed), default=0)
+        ok = not neg and (wall_ns is None or span <= wall_ns + WALL_SLACK_NS)
+        out.append(("PASS" if ok else "FAIL", f"{name}:durations",
+                    f"gpu span={span / 1e6:.3f} ms app wall={(wall_ns or 0) / 1e6:.3f} ms longest={longest / 1e6:.3f} ms "
+                    f"negative={len(neg)} unknown-timestamps={len(zero)}"))
+        per_stream = {}
+        for a in timed:
+            per_stream.setdefault((a["device"], a["stream"]), []).append(a)
+        overlaps, worst = 0, 0
+        for items in per_stream.values():
+            items.sort(key=lambda a: (a["start"], a["end"]))
+            for prev, cur in zip(items, items[1:]):
+                if cur["start"] < prev["end"]:
+                    overlaps += 1
+                    worst = max(worst, prev["end"] - cur["start"])
+        out.append(("FAIL" if overlaps else "PASS", f"{name}:stream-overlaps",
+                    f"overlaps={overlaps} worst={worst} ns streams={len(per_stream)}"))
+
+    dropped = sum(d["count"] for d in records.of("dropped"))
+    end_dropped = sum(e.get("records_dropped", 0) for e in records.of("end"))
+    out.append(("PASS" if dropped == 0 and end_dropped == 0 else "FAIL", f"{name}:dropped",
+                f"dropped={max(dropped, end_dropped)}"))
+
+    if answer.get("capture", "none") != "none":
+        caps = records.of("capture")
+        kinds = sorted({(c["action"], c["reason"]) for c in caps})
+        ok = any(c["action"] == "start" for c in caps)
+        out.append(("PASS" if ok else "FAIL", f"{name}:capture-markers", f"{len(caps)} markers {kinds}"))
+
+    if answer.get("expect_abort"):
+        ends = len(records.of("end"))
+        trunc = sum(r.get("truncated_bytes", 0) for r in records.reads)
+        out.append(("PASS", f"{name}:readable-after-abort",
+                    f"records={sum(r.get('records', 0) for r in records.reads)} end-record={ends} truncated={trunc} B"))
+
+    t = answer.get("timing", {})
+    if mode == "large" and t.get("gpu_event_ms", -1) > 0:
+        got = [k for k in kernels if k["name"] == "ka_large"]
+        total = sum(k["end"] - k["start"] for k in got if k["start"] and k["end"])
+        ref = t["gpu_event_ms"] * 1e6
+        rel = abs(total - ref) / ref
+        out.append(("PASS" if rel <= LARGE_EVENT_TOL else "FAIL", f"{name}:kernel-time-vs-cudaEvent",
+                    f"kernels={total / 1e6:.3f} ms events={ref / 1e6:.3f} ms diff={rel * 100:.2f}% (max {LARGE_EVENT_TOL * 100:.0f}%)"))
+    return out
+
+
+def check_report_agrees(doc, records, label):
+    """gprof-report's summaries must count what the raw records hold."""
+    out = []
+    try:
+        rep_k = report_kernel_counts(doc)
+        rep_a = report_api_counts(doc)
+    except (KeyError, TypeError, ValueError) as e:
+        return [("FAIL", f"{label}:report-json", f"cannot read gprof-report JSON: {e}")]
+    raw_k = {}
+    for k in records.of("kernel"):
+        n = k.get("demangled", k["name"])
+        raw_k[n] = raw_k.get(n, 0) + 1
+    diff = {n: (raw_k.get(n, 0), rep_k.get(n, {}).get("count", 0)) for n in set(raw_k) | set(rep_k)
+            if raw_k.get(n, 0) != rep_k.get(n, {}).get("count", 0)}
+    out.append(("FAIL" if diff else "PASS", f"{label}:report-kernels",
+                f"names={len(raw_k)} launches={sum(raw_k.values())}" + (f" differ (raw, report): {dict(list(diff.items())[:3])}" if diff else "")))
+    raw_a = {}
+    for a in records.of("api"):
+        raw_a[a["name"]] = raw_a.get(a["name"], 0) + 1
+    rep_total, raw_total = sum(rep_a.values()), sum(raw_a.values())
+    out.append(("PASS" if rep_total == raw_total else "FAIL", f"{label}:report-api",
+                f"calls raw={raw_total} report={rep_total}"))
+    return out
+
+
+def compare_kernel_tables(ours, theirs):
+    """ours/theirs: {name: {"count", "total_ns"}}. Returns (matched share of launches, time ratio, worst names)."""
+    total = max(sum(v["count"] for v in ours.values()), sum(v["count"] for v in theirs.values()), 1)
+    matched = sum(min(ours[n]["count"], theirs[n]["count"]) for n in set(ours) & set(theirs))
+    t_ours = sum(v["total_ns"] for v in ours.values())
+    t_theirs = sum(v["total_ns"] for v in theirs.values())
+    ratio = t_ours / t_theirs if t_theirs else float("inf")
+    worst = sorted(set(ours) | set(theirs),
+                   key=lambda n: -abs(ours.get(n, {}).get("count", 0) - theirs.get(n, {}).get("count", 0)))[:3]
+    worst = {n: (ours.get(n, {}).get("count", 0), theirs.get(n, {}).get("count", 0)) for n in worst
+             if ours.get(n, {}).get("count", 0) != theirs.get(n, {}).get("count", 0)}
+    return matched / total, ratio, worst
+
+
+def kernel_table_from_records(records):
+    out = {}
+    for k in records.of("kernel"):
+        n = k.get("demangled", k["name"])
+        e = out.setdefault(n, {"count": 0, "total_ns": 0.0})
+        e["count"] += 1
+        if k["start"] and k["end"]:
+            e["total_ns"] += k["end"] - k["start"]
+    return out
+
+
+def parse_answer(stdout):
+    for line in stdout.splitlines():
+        if line.startswith("KNOWN_ANSWER "):
+            return json.loads(line[len("KNOWN_ANSWER "):])
+    return None
+
+
+# ----- running things on the GPU machine -----------------------------------------------------------------------
+
+class Pack:
+    def __init__(self, root):
+        self.root = os.path.abspath(root)
+        self.gprof_run = os.path.join(self.root, "gprof-run", "bin", "gprof-run")
+        self.gprof_report = os.path.join(self.root, "gprof-run", "bin", "gprof-report")
+        self.apps = os.path.join(self.root, "apps")
+        self.dump = os.path.join(self.apps, "gprof-test-trace-dump")
+        self.train = os.path.join(self.root, "tests", "gpu", "train.py")
+        self.example = os.path.join(self.root, "gprof-run", "share", "doc", "gprof-run", "examples", "gprof-example-nvtx")
+
+    def app(self, variant):
+        return os.path.join(self.apps, "gprof-test-ka" if variant == "static" else "gprof-test-ka-shared")
+
+
+def launcher_cmd(pack, run_dir, argv, capture=None):
+    """The gprof-run command line (launcher/src/options.cpp). The one place that knows its options."""
+    cmd = [pack.gprof_run, "-o", run_dir, "-f", "--summary", "none", "--no-timeline"]
+    if capture and capture != "none":
+        cmd += ["-c", capture]
+    return cmd + ["--"] + argv
+
+
+def app_env(pack):
+    env = dict(os.environ)
+    lib = os.path.join(pack.apps, "lib")
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def timed(cmd, env=None, timeout=300, cwd=None):
+    t0 = time.perf_counter_ns()
+    try:
+        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+    except OSError as e:
+        rc, out, err = 127, "", str(e)
+    return rc, time.perf_counter_ns() - t0, out, err
+
+
+def load_run(pack, run_dir):
+    traces = sorted(glob.glob(os.path.join(run_dir, "**", "*.gprof"), recursive=True))
+    if not traces:
+        r = Records()
+        r.errors.append({"message": f"no *.gprof trace in {run_dir}"})
+        return r, traces
+    rc, _, out, err = timed([pack.dump] + traces, timeout=600)
+    r = Records.from_lines(out.splitlines())
+    if rc not in (0, 2):
+        r.errors.append({"message": f"gprof-test-trace-dump exit {rc}: {err.strip()[:300]}"})
+    return r, traces
+
+
+def report_json(pack, run_dir, reports):
+    """`gprof-report REPORT... --format json RUN_DIR` parsed, or raises RuntimeError."""
+    rc, _, out, err = timed([pack.gprof_report] + reports + ["--format", "json", run_dir], timeout=600)
+    if rc != 0:
+        raise RuntimeError(f"gprof-report exit {rc}: {err.strip()[:300]}")
+    return json.loads(out)
+
+
+KNOWN_MODES = ["kernels", "memcpy", "memset", "streams", "tiny", "api", "memcpy-loop", "large", "graph", "range",
+               "threads", "nvtx", "fork", "abort"]
+SHARED_MODES = ["kernels", "memcpy", "tiny", "nvtx", "fork"]
+
+
+def run_known(pack, v, work, results):
+    for variant, modes in (("static", KNOWN_MODES), ("shared", SHARED_MODES)):
+        app = pack.app(variant)
+        for mode in modes:
+            label = f"ka-{variant}"
+            rc, _, out, err = timed([app, mode], env=app_env(pack))
+            bare = parse_answer(out)
+            if rc == EXIT_NO_DEVICE:
+                v.add("SKIP", f"{label}:{mode}", "no CUDA device: " + err.strip()[:200])
+                continue
+            if bare is None or (rc != 0 and mode != "abort"):
+                v.add("FAIL", f"{label}:{mode}:bare-run", f"exit {rc}: {err.strip()[:300]}")
+                continue
+            run_dir = os.path.join(work, f"{label}-{mode}")
+            rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, mode], bare["capture"]), env=app_env(pack))
+            answer = parse_answer(out) or bare
+            expected_rc = (134, -6) if mode == "abort" else (0,)
+            if rc not in expected_rc:
+                v.add("FAIL", f"{label}:{mode}:exit", f"exit {rc} under gprof-run: {err.strip()[-400:]}")
+                if mode != "abort":
+                    continue
+            records, traces = load_run(pack, run_dir)
+            for status, name, fig in check_known_answer(answer, records, wall, label):
+                v.add(status, name, fig)
+            if mode in ("kernels", "tiny", "streams") and variant == "static":
+                try:
+                    doc = report_json(pack, run_dir, ["cuda_gpu_kern_sum", "cuda_api_sum"])
+                    for status, name, fig in check_report_agrees(doc, records, f"{label}:{mode}"):
+                        v.add(status, name, fig)
+                except (RuntimeError, ValueError) as e:
+                    v.add("FAIL", f"{label}:{mode}:report-json", str(e))
+    # NVTX capture range: only what runs inside "compute" may be recorded
+    app = pack.app("static")
+    run_dir = os.path.join(work, "ka-static-nvtx-capture")
+    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, "nvtx"], "nvtx:compute"), env=app_env(pack))
+    if rc == EXIT_NO_DEVICE:
+        v.add("SKIP", "capture:nvtx:compute", "no CUDA device")
+    else:
+        records, _ = load_run(pack, run_dir)
+        names = {}
+        for k in records.of("kernel"):
+            names[k["name"]] = names.get(k["name"], 0) + 1
+        ok = rc == 0 and names.get("ka_nvtx_compute", 0) == 60 and names.get("ka_nvtx_setup", 0) == 0
+        v.add("PASS" if ok else "FAIL", "capture:nvtx:compute", f"exit={rc} kernels={names} expected ka_nvtx_compute=60 only")
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def run_overhead(pack, v, work, rounds, results):
+    nsys = shutil.which("nsys")
+    app = pack.app("static")
+    goals = {"tiny": GOAL_TINY, "large": GOAL_LARGE}
+    for mode in ("tiny", "api", "memcpy-loop", "large"):
+        variants = ["bare", "gprof-run"] + (["nsys"] if nsys else [])
+        samples = {name: {"per_iter": [], "wall": []} for name in variants}
+        failed = None
+        for rnd in range(rounds):
+            order = variants[rnd % len(variants):] + variants[:rnd % len(variants)]  # alternate the order
+            for name in order:
+                run_dir = os.path.join(work, f"ovh-{mode}-{name}-{rnd}")
+                if name == "bare":
+                    cmd = [app, mode]
+                elif name == "gprof-run":
+                    cmd = launcher_cmd(pack, run_dir, [app, mode])
+                else:
+                    cmd = [nsys, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+                           "--force-overwrite=true", "-o", run_dir, app, mode]
+                rc, wall, out, err = timed(cmd, env=app_env(pack))
+                ans = parse_answer(out)
+                if rc == EXIT_NO_DEVICE:
+                    failed = ("SKIP", "no CUDA device")
+                    break
+                if rc != 0 or ans is None:
+                    failed = ("FAIL", f"{name} exit {rc}: {err.strip()[-300:]}")
+                    break
+                samples[name]["per_iter"].append(ans["timing"]["per_iter_ns"])
+                samples[name]["wall"].append(wall)
+                if name == "gprof-run" and rnd == 0:
+                    records, _ = load_run(pack, run_dir)
+                    d = sum(x["count"] for x in records.of("dropped"))
+                    if d:
+                        failed = ("FAIL", f"gprof-run dropped {d} records")
+            if failed:
+                break
+            shutil.rmtree(os.path.join(work, f"ovh-{mode}-gprof-run-{rnd}"), ignore_errors=True)
+        if failed:
+            v.add(failed[0], f"overhead:{mode}", failed[1])
+            continue
+        base = median(samples["bare"]["per_iter"])
+        base_wall = median(samples["bare"]["wall"])
+        figs, data = [], {}
+        for name in variants:
+            pi, wl = median(samples[name]["per_iter"]), median(samples[name]["wall"])
+            data[name] = {"per_iter_ns": samples[name]["per_iter"], "wall_ns": samples[name]["wall"]}
+            figs.append(f"{name} {pi:.0f} ns/iter ({pi / base:.3f}x) wall {wl / 1e6:.0f} ms ({wl / base_wall:.2f}x)")
+        ratio = median(samples["gprof-run"]["per_iter"]) / base
+        goal = goals.get(mode)
+        status = "PASS" if goal is None or ratio <= goal else "FAIL"
+        goal_txt = f"goal <= {goal:.2f}x; " if goal else "no goal; "
+        v.add(status, f"overhead:{mode}", goal_txt + "; ".join(figs) + f"; median of {rounds}", data)
+        results["overhead"][mode] = data
+
+
+def have_torch():
+    rc, _, _, _ = timed([sys.executable, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)"])
+    return rc == 0
+
+
+def train_result(out):
+    for line in out.splitlines():
+        if line.startswith("TRAIN_RESULT "):
+            return json.loads(line[len("TRAIN_RESULT "):])
+    return None
+
+
+def run_pytorch(pack, v, work, rounds, steps, results):
+    if not have_torch():
+        v.add("SKIP", "pytorch", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    py = sys.executable
+    train = [py, pack.train, "--steps", str(steps)]
+    # (a) gprof-run python3 train.py
+    run_dir = os.path.join(work, "torch-gprof")
+    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, train + ["--mode", "bare"]), timeout=900)
+    if rc != 0:
+        v.add("FAIL", "pytorch:gprof-run", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    records, _ = load_run(pack, run_dir)
+    ours = kernel_table_from_records(records)
+    # (b) torch.profiler in the same script
+    kfile = os.path.join(work, "torch-kernels.json")
+    rc, _, out, err = timed(train + ["--mode", "torchprof", "--kernels", kfile], timeout=900)
+    if rc != 0:
+        v.add("FAIL", "pytorch:torch.profiler", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    with open(kfile) as f:
+        theirs = json.load(f)["kernels"]
+    share, ratio, worst = compare_kernel_tables(ours, theirs)
+    ok = share >= PYTORCH_MATCH_MIN and abs(ratio - 1) <= PYTORCH_TIME_TOL
+    n_ours, n_theirs = sum(x["count"] for x in ours.values()), sum(x["count"] for x in theirs.values())
+    v.add("PASS" if ok else "FAIL", "pytorch:vs-torch.profiler",
+          f"launches gprof={n_ours} torch={n_theirs} matched={share * 100:.2f}% (min {PYTORCH_MATCH_MIN * 100:.0f}%) "
+          f"kernel time ratio={ratio:.4f} (within {PYTORCH_TIME_TOL * 100:.0f}%) names gprof={len(ours)} torch={len(theirs)}"
+          + (f" worst={worst}" if worst else ""))
+    dropped = sum(x["count"] for x in records.of("dropped"))
+    v.add("PASS" if dropped == 0 else "FAIL", "pytorch:dropped", f"dropped={dropped}")
+    results["pytorch"]["agreement"] = {"share": share, "time_ratio": ratio, "gprof": n_ours, "torch": n_theirs}
+    # torch.profiler inside a gprof-run'd process: one CUPTI subscriber; both must survive
+    rc, _, out, err = timed(launcher_cmd(pack, os.path.join(work, "torch-both"), train + ["--mode", "torchprof"]),
+                            timeout=900)
+    res = train_result(out)
+    v.add("PASS" if rc == 0 else "FAIL", "pytorch:coexist-with-torch.profiler",
+          f"exit={rc} torch.profiler kernels={res.get('kernel_launches') if res else None}")
+    # overhead, alternating order
+    nsys = shutil.which("nsys")
+    variants = ["bare", "gprof-run", "torch.profiler"] + (["nsys"] if nsys else [])
+    samples = {n: {"step": [], "wall": []} for n in variants}
+    for rnd in range(rounds):
+        order = variants[rnd % len(variants):] + variants[:rnd % len(variants)]
+        for name in order:
+            rd = os.path.join(work, f"torch-ovh-{name}-{rnd}")
+            if name == "bare":
+                cmd = train + ["--mode", "bare"]
+            elif name == "gprof-run":
+                cmd = launcher_cmd(pack, rd, train + ["--mode", "bare"])
+            elif name == "torch.profiler":
+                cmd = train + ["--mode", "torchprof"]
+            else:
+                cmd = [nsys, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+                       "--force-overwrite=true", "-o", rd] + train + ["--mode", "bare"]
+            rc, wall, out, err = timed(cmd, timeout=900)
+            res = train_result(out)
+            if rc != 0 or res is None:
+                v.add("FAIL", "overhead:pytorch", f"{name} exit {rc}: {err.strip()[-300:]}")
+                return
+            samples[name]["step"].append(res["step_median_ns"])
+            samples[name]["wall"].append(wall)
+            shutil.rmtree(rd, ignore_errors=True)
+    base, base_wall = median(samples["bare"]["step"]), median(samples["bare"]["wall"])
+    figs = []
+    for name in variants:
+        s, w = median(samples[name]["step"]), median(samples[name]["wall"])
+        figs.append(f"{name} {s / 1e3:.1f} us/step ({s / base:.3f}x) wall {w / 1e9:.2f} s ({w / base_wall:.2f}x)")
+    r_ours = median(samples["gprof-run"]["step"]) / base
+    r_torch = median(samples["torch.profiler"]["step"]) / base
+    ok = r_ours <= GOAL_PYTORCH and r_ours < r_torch
+    v.add("PASS" if ok else "FAIL", "overhead:pytorch",
+          f"goal <= {GOAL_PYTORCH:.2f}x and below torch.profiler; " + "; ".join(figs) + f"; median of {rounds}", samples)
+    results["pytorch"]["overhead"] = samples
+
+
+def environment_info(pack):
+    info = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "python": sys.version.split()[0]}
+    for key, cmd in (("nvidia_smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
+                     ("glibc", ["ldd", "--version"]), ("gprof_run", [pack.gprof_run, "--version"]),
+                     ("nvcc", ["nvcc", "--version"]), ("nsys", ["nsys", "--version"])):
+        rc, _, out, err = timed(cmd, timeout=60)
+        info[key] = (out or err).strip().splitlines()[0] if rc == 0 and (out or err).strip() else f"unavailable (exit {rc})"
+    try:
+        import importlib.util
+        info["torch"] = "present" if importlib.util.find_spec("torch") else "absent"
+    except Exception:  # noqa: BLE001
+        info["torch"] = "unknown"
+    return info
+
+
+def run_all(args):
+    pack = Pack(args.run)
+    out_dir = args.out or os.environ.get("OUT") or os.path.join(pack.root, "results")
+    os.makedirs(out_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="gpu-check-")
+    v = Verdicts()
+    results = {"environment": environment_info(pack), "overhead": {}, "pytorch": {}}
+    for k, val in results["environment"].items():
+        print(f"ENV {k}: {val}", flush=True)
+    for exe in (pack.gprof_run, pack.gprof_report, pack.dump, pack.app("static")):
+        if not os.access(exe, os.X_OK):
+            v.add("FAIL", "pack", f"missing or not executable: {exe}")
+    groups = set(args.only.split(",")) if args.only else {"known", "overhead", "pytorch", "example"}
+    if not v.failed():
+        if "known" in groups:
+            run_known(pack, v, work, results)
+        if "overhead" in groups:
+            run_overhead(pack, v, work, args.rounds, results)
+        if "pytorch" in groups:
+            run_pytorch(pack, v, work, args.rounds, args.steps, results)
+        if "example" in groups and os.access(pack.example, os.X_OK):
+            # a small real trace to keep in examples/ (issue 6)
+            rd = os.path.join(out_dir, "example-run")
+            rc, _, _, err = timed(launcher_cmd(pack, rd, [pack.example, "50"]))
+            v.add("PASS" if rc == 0 else "FAIL", "example:gprof-example-nvtx", f"exit={rc} run dir kept in {rd}")
+    results["verdicts"] = v.items
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(v.summary(), flush=True)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"work directory kept: {work}")
+    return 1 if v.failed() else 0
+
+
+# ----- self-test (runs anywhere: no GPU, no gprof-run) ------------------------------------------------------------
+
+def synthesize_records(answer):
+    """Records a perfect profiler would write for this answer (the fixture the self-test starts from)."""
+    recs = [{"k": "header", "pid": 100 + i} for i in range(answer.get("processes", 1))]
+    t = 1_000_000
+    corr = 0
+    stream_clock = {}
+
+    def place(stream, dur=1000):
+        nonlocal t
+        start = max(t, stream_clock.get(stream, 0))
+        stream_clock[stream] = start + dur
+        t += 10
+        return start, start + dur
+
+    for exp in answer["kernels"]:
+        for i in range(exp["count"]):
+            s = 10 + (i % max(exp["streams"], 1))
+            start, end = place(s)
+            corr += 1
+            name = exp["names"][0]
+            recs.append({"k": "kernel", "name": name, "demangled": exp["contains"][0] if exp["contains"] else name,
+                         "start": start, "end": end, "device": 0, "stream": s, "grid": exp["grid"],
+                         "block": exp["block"], "dyn_smem": exp["dynamic_shared_bytes"], "corr": corr,
+                         "graph_id": 5 if exp["graph"] else 0})
+    for exp in answer["memcpy"]:
+        for i in range(exp["count"]):
+            s = 30 + (i % max(exp["streams"], 1))
+            start, end = place(s)
+            recs.append({"k": "memcpy", "kind": exp["kind"], "src": exp["src"], "dst": exp["dst"],
+                         "bytes": exp["bytes"], "start": start, "end": end, "device": 0, "stream": s})
+    for exp in answer["memset"]:
+        for _ in range(exp["count"]):
+            start, end = place(50)
+            recs.append({"k": "memset", "bytes": exp["bytes"], "value": exp["value"], "start": start, "end": end,
+                         "device": 0, "stream": 50})
+    tids = max(answer.get("threads", 0), 1)
+    for exp in answer["api"]:
+        for i in range(exp["count"]):
+            recs.append({"k": "api", "name": exp["name"] + "_v7000", "start": t, "end": t + 5, "tid": 1 + i % tids})
+    for exp in answer["nvtx"]:
+        for _ in range(exp["count"]):
+            recs.append({"k": "nvtx", "name": exp["name"], "start": t, "end": t + 5, "tid": 1})
+    if answer.get("capture", "none") != "none":
+        recs.append({"k": "capture", "action": "start", "reason": "ProfilerApi", "timestamp": 1})
+        recs.append({"k": "capture", "action": "stop", "reason": "ProfilerApi", "timestamp": t})
+    recs.append({"k": "end", "records_written": len(recs), "records_dropped": 0})
+    recs.append({"k": "read", "records": len(recs), "truncated_bytes": 0})
+    return recs
+
+
+def selftest(args):
+    here = os.path.dirname(os.path.abspath(__file__))
+    fixtures = os.path.join(here, "fixtures")
+    failures = []
+
+    def expect(cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
+        if not cond:
+            failures.append(what)
+
+    # 1. answers: from the built app when given (every mode), else the stored fixture
+    answers = {}
+    if args.apps_dir:
+        app = os.path.join(args.apps_dir, "gprof-test-ka")
+        rc, _, out, _ = timed([app, "list"])
+        expect(rc == 0, f"{app} list")
+        for mode in out.split():
+            rc, _, o, _ = timed([app, "expect", mode])
+            a = parse_answer(o)
+            expect(rc == 0 and a is not None and a["mode"] == mode, f"expect {mode} gives a known answer")
+            if a:
+                answers[mode] = a
+        expect(set(KNOWN_MODES) <= set(answers), "every mode gpu-check runs exists in the app")
+    with open(os.path.join(fixtures, "answer-kernels.json")) as f:
+        answers.setdefault("kernels", json.load(f))
+
+    # 2. a perfect record set passes every check of every mode
+    for mode, a in sorted(answers.items()):
+        recs = Records.from_lines(json.dumps(r) for r in synthesize_records(a))
+        res = check_known_answer(a, recs, wall_ns=10**12, label="self")
+        bad = [r for r in res if r[0] != "PASS"]
+        expect(not bad, f"perfect records pass for {mode} ({len(res)} checks){' ' + str(bad[:2]) if bad else ''}")
+
+    # 3. each kind of fault is caught
+    a = answers["kernels"]
+
+    def mutated(fn):
+        recs = synthesize_records(a)
+        fn(recs)
+        return {r[1]: r[0] for r in check_known_answer(a, Records.from_lines(json.dumps(r) for r in recs), 10**12, "m")}
+
+    def drop_first(kind):
+        def f(recs):
+            i = next(i for i, r in enumerate(recs) if r["k"] == kind)
+            del recs[i]
+        return f
+
+    res = mutated(drop_first("kernel"))
+    expect(res.get("m:kernels:kernel:ka_vec_add") == "FAIL", "a missing kernel fails its count")
+
+    def wrong_grid(recs):
+        next(r for r in recs if r["k"] == "kernel" and r["name"] == "ka_grid2d")["grid"] = [1, 1, 1]
+    expect(mutated(wrong_grid).get("m:kernels:kernel:ka_grid2d") == "FAIL", "a wrong grid fails")
+
+    def overlap(recs):
+        ks = [r for r in recs if r["k"] == "kernel" and r["stream"] == 10]
+        ks[1]["start"] = ks[0]["start"] + 1
+    expect(mutated(overlap).get("m:kernels:stream-overlaps") == "FAIL", "an overlap on one stream fails")
+
+    def dropped(recs):
+        recs.append({"k": "dropped", "count": 3, "source": "CuptiBuffer"})
+    expect(mutated(dropped).get("m:kernels:dropped") == "FAIL", "dropped records fail")
+
+    def api_short(recs):
+        i = next(i for i, r in enumerate(recs) if r["k"] == "api" and r["name"].startswith("cudaLaunchKernel"))
+        del recs[i]
+    expect(mutated(api_short).get("m:kernels:api:cudaLaunchKernel") == "FAIL", "a missing API call fails")
+
+    def beyond_wall(recs):
+        next(r for r in recs if r["k"] == "kernel")["end"] += 10**13
+    expect(mutated(beyond_wall).get("m:kernels:durations") == "FAIL", "a kernel longer than the app fails")
+
+    expect(normalize_api_name("cudaMemcpyAsync_ptsz_v7000") == "cudaMemcpyAsync", "API names lose _ptsz_vNNNN")
+
+    # 4. the report adapter on a stored gprof-report JSON document
+    with open(os.path.join(fixtures, "report-kern-api.json")) as f:
+        doc = json.load(f)
+    k = report_kernel_counts(doc)
+    expect(k.get("ka_vec_add", {}).get("count") == 10 and k.get("void ka_scale<float>(float*, float, int)", {}).get("count") == 7,
+           "report adapter reads cuda_gpu_kern_sum")
+    expect(report_api_counts(doc).get("cudaLaunchKernel") == 27, "report adapter reads cuda_api_sum")
+    recs = Records.from_lines(json.dumps(r) for r in synthesize_records(answers["kernels"]))
+    for r in recs.of("kernel"):  # the fixture's demangled name for the templates
+        if r["name"].startswith("_Z8ka_scaleIf"):
+            r["demangled"] = "void ka_scale<float>(float*, float, int)"
+        elif r["name"].startswith("_Z8ka_scaleId"):
+            r["demangled"] = "void ka_scale<double>(double*, double, int)"
+    agree = {n: s for s, n, _ in check_report_agrees(doc, recs, "r")}
+    expect(agree.get("r:report-kernels") == "PASS", "report and raw kernel counts agree on the fixture")
+
+    # 5. torch.profiler comparison arithmetic
+    share, ratio, _ = compare_kernel_tables({"a": {"count": 99, "total_ns": 99.0}, "b": {"count": 1, "total_ns": 1.0}},
+                                            {"a": {"count": 100, "total_ns": 100.0}})
+    expect(abs(share - 0.99) < 1e-9 and abs(ratio - 1.0) < 1e-9, "kernel table comparison: share and time ratio")
+    sys.path.insert(0, here)
+    import train  # noqa: E402 - the same directory
+    tk = train.kernels_from_chrome_trace(os.path.join(fixtures, "torch-trace.json"))
+    expect(tk.get("ampere_sgemm", {}).get("count") == 2 and abs(tk["ampere_sgemm"]["total_ns"] - 3500.0) < 1e-6
+           and "Memcpy HtoD (Pageable -> Device)" not in tk, "kernels read from a Kineto Chrome trace")
+
+    # 6. a packed folder, when given
+    if args.pack:
+        p = Pack(args.pack)
+        for exe in (p.gprof_run, p.gprof_report, p.dump, p.app("static"), p.app("shared"), p.train):
+            expect(os.path.exists(exe), f"pack holds {os.path.relpath(exe, p.root)}")
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(p.root) for f in fs)
+        expect(size <= 64 * 1024 * 1024, f"pack size {size / 2**20:.1f} MiB <= 64 MiB")
+
+    print(f"SELFTEST {'FAILED: ' + str(len(failures)) if failures else 'passed'}")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", metavar="PACK", help="run every check with this packed folder (on the GPU machine)")
+    ap.add_argument("--out", help="where results.json goes (default $OUT or PACK/results)")
+    ap.add_argument("--only", help="comma list of groups: known,overhead,pytorch,example")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds for overhead figures")
+    ap.add_argument("--steps", type=int, default=300, help="PyTorch training steps")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory with every run's traces")
+    ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--apps-dir", help="selftest: the built known-answer apps")
+    ap.add_argument("--pack", help="selftest: a packed folder to check")
+    args = ap.parse_args()
+    if args.selftest:
+        return selftest(args)
+    if args.run:
+        return run_all(args)
+    ap.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
