@@ -1,0 +1,27 @@
+// Statistics for few samples: order statistics and the exact Mann-Whitney U test. `diff` decides with them
+// when each side has several runs; `analyze` uses the order statistics for step-time distributions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gprof::report {
+
+double mean_of(const std::vector<double>& v);            // 0 for an empty vector
+double median_of(std::vector<double> v);                 // 0 for an empty vector
+double percentile_of(std::vector<double> v, double q);   // q in [0,1], linear interpolation; 0 when empty
+double stddev_of(const std::vector<double>& v);          // sample standard deviation (n-1); 0 when n < 2
+
+struct MannWhitney {
+    double u = 0;          // pairs (new_i, base_j) with new_i > base_j, ties counted 1/2
+    double p_greater = 1;  // one-sided p-value of "new is stochastically larger than base"
+    double p_less = 1;     // one-sided p-value of "new is stochastically smaller than base"
+    bool exact = true;     // false: normal approximation (large samples, or ties with many arrangements)
+    double min_p = 0;      // the smallest p-value these sample sizes can ever give (1 / C(n+m, n) when exact)
+};
+
+// Exact distribution of U for small samples without ties (dynamic programming over (n, m, u)); with ties, an
+// exact permutation count when the arrangements are few, else the tie-corrected normal approximation.
+MannWhitney mann_whitney(const std::vector<double>& base, const std::vector<double>& cand);
+
+}  // namespace gprof::report
