@@ -10,7 +10,7 @@
 // microseconds. The header's ClockReference (trace clock paired with CLOCK_REALTIME and CLOCK_MONOTONIC) lets
 // readers merge processes.
 //
-// For CUPTI: register gprof::collector::clock::cupti_timestamp with cuptiActivityRegisterTimestampCallback
+// For CUPTI: register gprof_collector_cupti_timestamp (below) with cuptiActivityRegisterTimestampCallback
 // (before enabling any activity kind), so GPU records are stamped on this clock too.
 #pragma once
 
@@ -62,8 +62,7 @@ inline uint64_t now() noexcept {
 // The trace clock paired with CLOCK_REALTIME and CLOCK_MONOTONIC, for the trace header.
 trace::ClockReference reference() noexcept;
 
-// cuptiActivityRegisterTimestampCallback's signature: uint64_t (*)(void).
-extern "C" uint64_t gprof_collector_cupti_timestamp(void);
-inline uint64_t cupti_timestamp() noexcept { return now(); }
-
 }  // namespace gprof::collector::clock
+
+// The trace clock with cuptiActivityRegisterTimestampCallback's signature, uint64_t (*)(void).
+extern "C" uint64_t gprof_collector_cupti_timestamp(void);
