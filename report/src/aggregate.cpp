@@ -1,0 +1,352 @@
+#include "gprof/report/aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "gprof/trace/names.h"
+
+namespace gprof::report {
+
+using namespace gprof::trace;
+
+Stats compute_stats(std::vector<uint64_t>& v) {
+    Stats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    s.count = v.size();
+    long double sum = 0;
+    for (uint64_t x : v) sum += x;
+    s.total = static_cast<uint64_t>(sum);
+    s.min = v.front();
+    s.max = v.back();
+    s.mean = static_cast<double>(sum / v.size());
+    size_t n = v.size();
+    s.median = n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2.0;
+    if (n > 1) {
+        long double sq = 0;
+        for (uint64_t x : v) {
+            long double d = x - static_cast<long double>(s.mean);
+            sq += d * d;
+        }
+        s.stddev = static_cast<double>(std::sqrt(sq / (n - 1)));
+    }
+    return s;
+}
+
+Stats KeyData::time() const {
+    auto v = durations;
+    return compute_stats(v);
+}
+Stats KeyData::size() const {
+    auto v = bytes;
+    return compute_stats(v);
+}
+
+std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
+    std::vector<std::pair<uint64_t, const KeyData*>> tmp;
+    for (const auto& k : keys) {
+        if (k.category != c) continue;
+        uint64_t total = 0;
+        for (uint64_t d : k.durations) total += d;
+        tmp.emplace_back(total, &k);
+    }
+    std::sort(tmp.begin(), tmp.end(), [](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first > b.first;
+        return a.second->name < b.second->name;
+    });
+    std::vector<const KeyData*> out;
+    for (auto& t : tmp) out.push_back(t.second);
+    return out;
+}
+
+std::string memop_row_name(MemcpyKind kind) { return "[CUDA memcpy " + std::string(memcpy_kind_name(kind)) + "]"; }
+
+std::string memop_nsys_name(MemcpyKind kind) {
+    switch (kind) {
+        case MemcpyKind::HtoD: return "[CUDA memcpy Host-to-Device]";
+        case MemcpyKind::DtoH: return "[CUDA memcpy Device-to-Host]";
+        case MemcpyKind::DtoD: return "[CUDA memcpy Device-to-Device]";
+        case MemcpyKind::HtoH: return "[CUDA memcpy Host-to-Host]";
+        case MemcpyKind::PtoP: return "[CUDA memcpy Peer-to-Peer]";
+        default: return memop_row_name(kind);
+    }
+}
+
+namespace {
+
+struct ApiLite {
+    Timestamp start, end;
+    uint64_t tid;
+    uint32_t correlation;
+    uint32_t key;
+};
+struct GpuLite {
+    uint32_t correlation;
+    uint32_t key;
+    uint64_t duration;
+};
+
+class Aggregator {
+public:
+    Aggregator(Aggregate& out, const AggregateOptions& opt) : out_(out), opt_(opt) {}
+
+    void begin(const StreamContext& ctx) {
+        ctx_ = ctx;
+        api_key_.clear();
+        kernel_key_.clear();
+        std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
+        memset_key_ = 0;
+        apis_.clear();
+        gpus_.clear();
+        ranges_.clear();
+        ProcessInfo p;
+        p.path = ctx.reader->path();
+        p.header = ctx.reader->header();
+        out_.processes.push_back(std::move(p));
+        first_ = last_ = 0;
+    }
+
+    void record(const Record& r) {
+        ProcessInfo& p = out_.processes.back();
+        ++p.records;
+        switch (r.kind) {
+            case RecordKind::ApiCall: {
+                uint32_t k = key_for(api_key_, r.api.name, KeyCategory::Api);
+                push_duration(k, r.api.start, r.api.end);
+                if (opt_.nvtx_detail) apis_.push_back({r.api.start, r.api.end, r.api.tid, r.api.correlation, k});
+                break;
+            }
+            case RecordKind::Kernel: {
+                uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
+                push_duration(k, r.kernel.start, r.kernel.end);
+                if (opt_.nvtx_detail) gpus_.push_back({r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end)});
+                break;
+            }
+            case RecordKind::Memcpy: {
+                auto idx = static_cast<uint8_t>(r.memcpy.copy_kind);
+                if (idx > 15) idx = 0;
+                uint32_t& slot = memcpy_key_[idx];
+                if (!slot) slot = memop_key(memop_row_name(r.memcpy.copy_kind), memop_nsys_name(r.memcpy.copy_kind),
+                                            KeyCategory::Memcpy);
+                push_duration(slot, r.memcpy.start, r.memcpy.end);
+                out_.keys[slot - 1].bytes.push_back(r.memcpy.bytes);
+                if (opt_.nvtx_detail) gpus_.push_back({r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end)});
+                break;
+            }
+            case RecordKind::Memset: {
+                if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
+                push_duration(memset_key_, r.memset.start, r.memset.end);
+                out_.keys[memset_key_ - 1].bytes.push_back(r.memset.bytes);
+                if (opt_.nvtx_detail) gpus_.push_back({r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end)});
+                break;
+            }
+            case RecordKind::Nvtx:
+                if (r.nvtx.type != NvtxType::Mark) ranges_.push_back(r.nvtx);
+                widen(r.nvtx.start, r.nvtx.end);
+                break;
+            case RecordKind::Sync: widen(r.sync.start, r.sync.end); break;
+            case RecordKind::GraphLaunch: widen(r.graph_launch.start, r.graph_launch.end); break;
+            case RecordKind::Memory: widen(r.memory.timestamp, r.memory.timestamp); break;
+            case RecordKind::Device: {
+                DeviceInfo d;
+                d.pid = p.header.pid;
+                d.device = r.device;
+                d.name = std::string(ctx_.reader->string(r.device.name));
+                d.uuid = r.device.uuid ? std::string(ctx_.reader->string(r.device.uuid)) : std::string();
+                out_.devices.push_back(std::move(d));
+                break;
+            }
+            case RecordKind::Thread:
+                p.thread_names.push_back(std::to_string(r.thread.tid) + " " +
+                                         std::string(ctx_.reader->string(r.thread.name)));
+                break;
+            case RecordKind::Dropped: p.dropped += r.dropped.count; break;
+            case RecordKind::Status: {
+                std::string line = std::string(component_name(r.status.component)) + " " +
+                                   std::string(status_level_name(r.status.level)) + ": " +
+                                   std::string(ctx_.reader->string(r.status.message));
+                if (r.status.level != StatusLevel::Info) p.status_lines.insert(p.status_lines.begin(), line);
+                else p.status_lines.push_back(line);
+                break;
+            }
+            case RecordKind::End: p.complete = true; break;
+            default: break;
+        }
+    }
+
+    void end(const StreamContext& ctx) {
+        ProcessInfo& p = out_.processes.back();
+        if (first_) {
+            p.first_ns = ctx.to_run_ns(first_);
+            p.last_ns = ctx.to_run_ns(last_);
+        }
+        std::string label = trace_label(p.path);
+        for (const auto& w : ctx.reader->warnings()) out_.warnings.push_back(label + ": " + w);
+        if (p.dropped)
+            out_.warnings.push_back(label + ": " + std::to_string(p.dropped) +
+                                    " records were dropped while recording; totals under-count");
+        out_.records += p.records;
+        out_.dropped += p.dropped;
+        finish_nvtx_and_matching(p);
+    }
+
+private:
+    static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
+
+    void widen(Timestamp s, Timestamp e) {
+        if (!s) return;
+        if (!first_ || s < first_) first_ = s;
+        if (e > last_) last_ = e;
+        if (s > last_) last_ = s;
+    }
+
+    void push_duration(uint32_t key, Timestamp s, Timestamp e) {
+        widen(s, e);
+        out_.keys[key - 1].durations.push_back(dur(s, e));
+    }
+
+    // Key index + 1 for a string id of this trace; keys are shared across traces by (category, name).
+    uint32_t key_for(std::vector<uint32_t>& cache, StringId id, KeyCategory c) {
+        if (id < cache.size() && cache[id]) return cache[id];
+        if (id >= cache.size()) cache.resize(id + 1, 0);
+        std::string name(ctx_.reader->string(id));
+        return cache[id] = global_key(name, c, "");
+    }
+    uint32_t memop_key(const std::string& name, const std::string& nsys, KeyCategory c) {
+        return global_key(name, c, nsys);
+    }
+    uint32_t global_key(const std::string& name, KeyCategory c, const std::string& memop) {
+        std::string k = std::to_string(static_cast<int>(c)) + '\x1f' + name;
+        auto it = index_.find(k);
+        if (it != index_.end()) return it->second;
+        KeyData d;
+        d.name = name;
+        d.category = c;
+        d.memop = memop;
+        out_.keys.push_back(std::move(d));
+        uint32_t id = static_cast<uint32_t>(out_.keys.size());
+        index_.emplace(std::move(k), id);
+        return id;
+    }
+
+    // After a trace: count GPU ops with no launching API call, and attribute work to NVTX ranges (nvprof's
+    // NVTX block: API calls on the range's thread inside its interval, and the GPU ops they launched).
+    void finish_nvtx_and_matching(const ProcessInfo& p) {
+        std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // (correlation, index into gpus_)
+        if (opt_.nvtx_detail) {
+            std::vector<uint32_t> corrs;
+            corrs.reserve(apis_.size());
+            for (const auto& a : apis_) corrs.push_back(a.correlation);
+            std::sort(corrs.begin(), corrs.end());
+            for (const auto& g : gpus_)
+                if (!std::binary_search(corrs.begin(), corrs.end(), g.correlation)) ++out_.unmatched_gpu_ops;
+        }
+        if (ranges_.empty()) return;
+        gpu_by_corr.reserve(gpus_.size());
+        for (uint32_t i = 0; i < gpus_.size(); ++i) gpu_by_corr.emplace_back(gpus_[i].correlation, i);
+        std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
+        std::sort(apis_.begin(), apis_.end(), [](const ApiLite& a, const ApiLite& b) {
+            return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
+        });
+        std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
+        std::map<uint64_t, std::string> tnames;
+        for (const auto& t : p.thread_names) {
+            auto sp = t.find(' ');
+            tnames[std::stoull(t.substr(0, sp))] = t.substr(sp + 1);
+        }
+        std::sort(ranges_.begin(), ranges_.end(), [](const Nvtx& a, const Nvtx& b) {
+            return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
+        });
+        uint64_t unfinished = 0;
+        for (const auto& r : ranges_) {
+            if (r.end == 0 || r.end < r.start) {
+                ++unfinished;
+                continue;
+            }
+            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
+            std::string name(ctx_.reader->string(r.name));
+            auto key = std::make_tuple(r.tid, domain, name);
+            auto it = slot.find(key);
+            if (it == slot.end()) {
+                NvtxRangeSummary s;
+                s.pid = p.header.pid;
+                s.tid = r.tid;
+                s.thread_name = tnames.count(r.tid) ? tnames[r.tid] : std::string();
+                s.domain = domain;
+                s.name = name;
+                out_.nvtx_ranges.push_back(std::move(s));
+                it = slot.emplace(key, out_.nvtx_ranges.size() - 1).first;
+            }
+            NvtxRangeSummary& s = out_.nvtx_ranges[it->second];
+            s.durations.push_back(r.end - r.start);
+            auto lo = std::lower_bound(apis_.begin(), apis_.end(), r, [](const ApiLite& a, const Nvtx& n) {
+                return a.tid != n.tid ? a.tid < n.tid : a.start < n.start;
+            });
+            for (auto a = lo; a != apis_.end() && a->tid == r.tid && a->start < r.end; ++a) {
+                if (a->end > r.end) continue;
+                s.api[out_.keys[a->key - 1].name].push_back(dur(a->start, a->end));
+                auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
+                for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g) {
+                    const GpuLite& op = gpus_[g->second];
+                    s.gpu[out_.keys[op.key - 1].name].push_back(op.duration);
+                }
+            }
+        }
+        // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
+        for (const auto& r : ranges_) {
+            if (r.end == 0 || r.end < r.start) continue;
+            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
+            std::string name = domain + ":" + std::string(ctx_.reader->string(r.name));
+            uint32_t k = global_key(name + '\x1e' + std::string(nvtx_type_name(r.type)), KeyCategory::Nvtx, "");
+            KeyData& kd = out_.keys[k - 1];
+            if (kd.nvtx_style.empty()) {
+                kd.nvtx_style = std::string(nvtx_type_name(r.type));
+                kd.name = name;
+            }
+            kd.durations.push_back(r.end - r.start);
+        }
+        if (unfinished)
+            out_.warnings.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
+                                    " NVTX ranges never ended (left out of the NVTX statistics)");
+    }
+
+    Aggregate& out_;
+    const AggregateOptions& opt_;
+    StreamContext ctx_;
+    std::unordered_map<std::string, uint32_t> index_;
+    std::vector<uint32_t> api_key_, kernel_key_;
+    uint32_t memcpy_key_[16] = {};
+    uint32_t memset_key_ = 0;
+    std::vector<ApiLite> apis_;
+    std::vector<GpuLite> gpus_;
+    std::vector<Nvtx> ranges_;
+    Timestamp first_ = 0, last_ = 0;
+};
+
+}  // namespace
+
+Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options) {
+    Aggregate out;
+    Aggregator agg(out, options);
+    StreamCallbacks cb;
+    cb.begin = [&](const StreamContext& ctx) { agg.begin(ctx); };
+    cb.record = [&](const StreamContext&, const Record& r) { agg.record(r); };
+    cb.end = [&](const StreamContext& ctx) { agg.end(ctx); };
+    cb.unreadable = [&](const std::filesystem::path& path, const std::string& msg) {
+        out.warnings.push_back(trace_label(path) + ": " + msg);
+    };
+    stream_run(traces, options.filter, cb);
+    bool any = false;
+    for (const auto& p : out.processes) {
+        if (p.first_ns == 0 && p.last_ns == 0) continue;
+        if (!any || p.first_ns < out.first_ns) out.first_ns = p.first_ns;
+        if (!any || p.last_ns > out.last_ns) out.last_ns = p.last_ns;
+        any = true;
+    }
+    std::stable_sort(out.processes.begin(), out.processes.end(),
+                     [](const ProcessInfo& a, const ProcessInfo& b) { return a.header.pid < b.header.pid; });
+    return out;
+}
+
+}  // namespace gprof::report

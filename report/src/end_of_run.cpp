@@ -1,0 +1,109 @@
+// finish_run(): what gprof-run does once the app has ended. Shares every piece with gprof-report, so the summary
+// printed at the end of a run and `gprof-report summary RUN` never disagree.
+#include "gprof/report/end_of_run.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "gprof/report/aggregate.h"
+#include "gprof/report/model.h"
+#include "gprof/report/reports.h"
+#include "gprof/report/timeline.h"
+
+// The analysis section (issue 8) is appended when the analyze engineer's implementation is in the tree;
+// report/CMakeLists.txt defines GPROF_HAVE_ANALYSIS_SECTION when report/src/analyze_*.cpp defines it.
+#if defined(GPROF_HAVE_ANALYSIS_SECTION) && __has_include("gprof/report/analysis.h")
+#include "gprof/report/analysis.h"
+#define GPROF_APPEND_ANALYSIS 1
+#endif
+
+namespace gprof::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kBriefRows = 10;  // per section in the brief summary; summary.txt always has them all
+
+}  // namespace
+
+EndOfRunResult finish_run(const EndOfRunOptions& options) {
+    EndOfRunResult result;
+    try {
+        result.traces = find_traces(options.run_dir);
+        if (result.traces.empty()) {
+            std::string w = "no trace was written in " + options.run_dir.string() +
+                            " (the collector did not load, or the program exited before it started)";
+            result.warnings.push_back(w);
+            if (options.summary != SummaryMode::None && options.summary_out)
+                *options.summary_out << "gprof-run: " << w << '\n';
+            return result;
+        }
+        Filter filter;
+        filter.kernel_regex = options.kernel_filter;
+        AggregateOptions ao;
+        ao.filter = filter;
+        Aggregate agg = aggregate_run(result.traces, ao);
+        result.warnings = agg.warnings;
+
+        // The full model serves the timeline and the analysis section.
+        std::optional<Run> run;
+        bool want_analysis = false;
+#ifdef GPROF_APPEND_ANALYSIS
+        want_analysis = true;
+#endif
+        if (options.timeline_path || want_analysis) {
+            LoadOptions lo;
+            lo.filter = filter;
+            run = load_run({options.run_dir}, lo);
+        }
+
+        std::string analysis_text;
+#ifdef GPROF_APPEND_ANALYSIS
+        try {
+            std::ostringstream a;
+            print_analysis_section(*run, a);
+            analysis_text = a.str();
+        } catch (const std::exception& e) {
+            result.warnings.push_back(std::string("analysis section left out: ") + e.what());
+        }
+#endif
+        if (options.summary != SummaryMode::None && options.summary_out) {
+            bool full = options.summary == SummaryMode::Full;
+            print_summary_text(agg, full, full ? 0 : kBriefRows, *options.summary_out);
+            *options.summary_out << analysis_text;
+            options.summary_out->flush();
+        }
+        if (options.write_summary_file) {
+            fs::path file = options.run_dir / "summary.txt";
+            std::ofstream f(file, std::ios::binary | std::ios::trunc);
+            print_summary_text(agg, true, 0, f);
+            f << analysis_text;
+            f.close();
+            if (f) result.summary_file = file;
+            else {
+                result.warnings.push_back("cannot write " + file.string());
+                result.ok = false;
+            }
+        }
+        if (options.timeline_path) {
+            try {
+                TimelineStats st = write_timeline(*run, *options.timeline_path);
+                result.timeline = *options.timeline_path;
+                for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
+            } catch (const std::exception& e) {
+                result.warnings.push_back(std::string("timeline not written: ") + e.what());
+                result.ok = false;
+            }
+        }
+    } catch (const std::exception& e) {
+        result.warnings.push_back(std::string("end-of-run report failed: ") + e.what());
+        result.ok = false;
+    } catch (...) {
+        result.warnings.push_back("end-of-run report failed (unknown error)");
+        result.ok = false;
+    }
+    return result;
+}
+
+}  // namespace gprof::report
