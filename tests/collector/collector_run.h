@@ -1,0 +1,159 @@
+// Helpers for the collector's end-to-end tests: run a test program with the collector injected, capture its
+// stdout, stderr and wait status, and read back the traces it left.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gprof/trace/reader.h"
+#include "trace_fixture.h"
+
+namespace gprof::testing {
+
+inline std::string collector_library() { return std::string(GPROF_BINARY_DIR) + "/lib/gprof-run/libgprof-collector.so"; }
+inline std::string test_program(const std::string& name) { return std::string(GPROF_TEST_BINARY_DIR) + "/" + name; }
+
+struct RunResult {
+    int status = 0;  // as from waitpid
+    std::string out, err;
+    bool exited() const { return WIFEXITED(status); }
+    int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+    int signal() const { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
+};
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Runs argv in `cwd` with the current environment plus `env` (a value of nullptr-like "\x01" removes).
+inline RunResult run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                             const std::string& cwd) {
+    std::string out_path = cwd + "/.stdout", err_path = cwd + "/.stderr";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(o, 1);
+        ::dup2(e, 2);
+        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+        for (auto& [k, v] : env) {
+            if (v == "\x01") ::unsetenv(k.c_str());
+            else ::setenv(k.c_str(), v.c_str(), 1);
+        }
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    RunResult r;
+    ::waitpid(pid, &r.status, 0);
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    std::filesystem::remove(out_path);
+    std::filesystem::remove(err_path);
+    return r;
+}
+
+// The collector injected the way the launcher does it (all three routes), traces into `dir`.
+inline std::map<std::string, std::string> collector_env(const std::string& dir) {
+    std::string lib = collector_library();
+    return {{"LD_PRELOAD", lib},
+            {"NVTX_INJECTION64_PATH", lib},
+            {"CUDA_INJECTION64_PATH", lib},
+            {"GPROF_OUTPUT_DIR", dir},
+            {"GPROF_RUN_ID", "test-run-id"},
+            {"GPROF_FLUSH_MS", "50"}};
+}
+
+inline std::vector<std::filesystem::path> traces_in(const std::string& dir) {
+    std::vector<std::filesystem::path> out;
+    for (auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".gprof") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// One trace read back in full, with names resolved.
+struct LoadedTrace {
+    trace::TraceHeader header;
+    std::vector<trace::Record> records;
+    trace::ReadStats stats;
+    std::vector<std::string> warnings;
+    std::map<trace::StringId, std::string> strings;
+
+    std::string str(trace::StringId id) const {
+        auto it = strings.find(id);
+        return it == strings.end() ? std::string() : it->second;
+    }
+    std::vector<trace::Nvtx> nvtx() const {
+        std::vector<trace::Nvtx> v;
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::Nvtx) v.push_back(r.nvtx);
+        return v;
+    }
+    std::vector<trace::Nvtx> nvtx_named(const std::string& name) const {
+        std::vector<trace::Nvtx> v;
+        for (auto& n : nvtx())
+            if (str(n.name) == name) v.push_back(n);
+        return v;
+    }
+    size_t count(trace::RecordKind kind) const {
+        size_t n = 0;
+        for (auto& r : records) n += r.kind == kind;
+        return n;
+    }
+    uint64_t dropped(trace::DropSource source) const {
+        uint64_t n = 0;
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::Dropped && r.dropped.source == source) n += r.dropped.count;
+        return n;
+    }
+    std::vector<std::string> status_messages() const {
+        std::vector<std::string> v;
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::Status) v.push_back(str(r.status.message));
+        return v;
+    }
+};
+
+inline LoadedTrace load_trace(const std::string& path) {
+    trace::TraceReader reader(path);
+    LoadedTrace t;
+    t.header = reader.header();
+    trace::Record r;
+    auto keep = [&](trace::StringId id) {
+        if (id && !t.strings.count(id)) t.strings[id] = std::string(reader.string(id));
+    };
+    while (reader.next(r)) {
+        t.records.push_back(r);
+        switch (r.kind) {
+        case trace::RecordKind::Nvtx:
+            keep(r.nvtx.name);
+            keep(r.nvtx.domain);
+            keep(r.nvtx.category_name);
+            break;
+        case trace::RecordKind::Thread: keep(r.thread.name); break;
+        case trace::RecordKind::Status: keep(r.status.message); break;
+        case trace::RecordKind::Module: keep(r.module.path); break;
+        default: break;
+        }
+    }
+    t.stats = reader.stats();
+    t.warnings = reader.warnings();
+    return t;
+}
+
+}  // namespace gprof::testing

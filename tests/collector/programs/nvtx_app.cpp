@@ -1,0 +1,180 @@
+// Test program: an app that uses NVTX v3 (header-only, through the real NVTX loader) in the ways the collector
+// tests check. Usage: test_nvtx_app SCENARIO [N]. Prints a fixed text on stdout (compared byte for byte with
+// and without the collector) and exits / dies as the scenario says.
+#include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void ranges(int n, const char* name = "range") {
+    for (int i = 0; i < n; ++i) {
+        nvtxRangePushA(name);
+        nvtxRangePop();
+    }
+}
+
+void sleep_ms(int ms) { usleep(static_cast<useconds_t>(ms) * 1000); }
+
+int nested() {
+    nvtxRangePushA("outer");
+    nvtxRangePushA("middle");
+    nvtxRangePushA("inner");
+    nvtxRangePop();
+    nvtxRangePop();
+    nvtxRangePop();
+    nvtxMarkA("mark-a");
+    nvtxRangePushW(L"wide-\u00e9t\u00e9");
+    nvtxRangePop();
+    std::printf("nested done\n");
+    return 0;
+}
+
+int threads() {
+    nvtxNameOsThreadA(static_cast<uint32_t>(gettid()), "main-thread");
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t) {
+        ts.emplace_back([t] {
+            std::string name = "worker-" + std::to_string(t);
+            nvtxNameOsThreadA(static_cast<uint32_t>(gettid()), name.c_str());
+            for (int i = 0; i < 1000; ++i) {
+                nvtxRangePushA(name.c_str());
+                nvtxRangePushA("inner");
+                nvtxRangePop();
+                nvtxRangePop();
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    // start on one thread, end on another
+    nvtxRangeId_t id = nvtxRangeStartA("cross-thread");
+    std::thread ender([id] { nvtxRangeEnd(id); });
+    ender.join();
+    std::printf("threads done\n");
+    return 0;
+}
+
+int domains() {
+    nvtxDomainHandle_t d = nvtxDomainCreateA("my-domain");
+    nvtxDomainNameCategoryA(d, 7, "io");
+    nvtxNameCategoryA(3, "default-cat");
+    nvtxStringHandle_t reg = nvtxDomainRegisterStringA(d, "registered-name");
+
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.colorType = NVTX_COLOR_ARGB;
+    a.color = 0xFF00FF00u;
+    a.category = 7;
+    a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    a.payload.ullValue = 424242;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = reg;
+    nvtxDomainRangePushEx(d, &a);
+    nvtxDomainRangePop(d);
+
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "domain-mark";
+    a.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+    a.payload.dValue = 2.5;
+    nvtxDomainMarkEx(d, &a);
+
+    a.message.ascii = "domain-startend";
+    nvtxRangeId_t id = nvtxDomainRangeStartEx(d, &a);
+    nvtxDomainRangeEnd(d, id);
+
+    nvtxEventAttributes_t b{};
+    b.version = NVTX_VERSION;
+    b.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    b.category = 3;
+    b.colorType = NVTX_COLOR_ARGB;
+    b.color = 0xFFFF0000u;
+    b.payloadType = NVTX_PAYLOAD_TYPE_INT32;
+    b.payload.iValue = -5;
+    b.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    b.message.ascii = "default-ex";
+    nvtxRangePushEx(&b);
+    nvtxRangePop();
+    std::printf("domains done\n");
+    return 0;
+}
+
+int many(int n) {
+    for (int i = 0; i < n; ++i) {
+        nvtxRangePushA("r");
+        nvtxRangePop();
+    }
+    std::printf("many done %d\n", n);
+    return 0;
+}
+
+// N ranges, then wait past two flush periods so they are on disk, then die the way `how` says.
+[[noreturn]] void die_after(int n, const char* how) {
+    ranges(n, "before-death");
+    nvtxRangePushA("open-at-death");
+    std::printf("dying %s\n", how);
+    std::fflush(stdout);
+    sleep_ms(500);
+    if (std::strcmp(how, "segv") == 0) {
+        volatile int* p = nullptr;
+        *p = 1;
+    } else if (std::strcmp(how, "abort") == 0) {
+        std::abort();
+    } else if (std::strcmp(how, "kill") == 0) {
+        ::kill(getpid(), SIGKILL);
+    } else if (std::strcmp(how, "_exit") == 0) {
+        _exit(3);
+    }
+    std::exit(4);
+}
+
+int fork_case() {
+    ranges(10, "parent-before");
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ranges(20, "child");
+        std::exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ranges(10, "parent-after");
+    std::printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
+int open_at_exit() {
+    nvtxRangePushA("never-popped");
+    nvtxRangeStartA("never-ended");
+    std::printf("open done\n");
+    return 7;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string s = argc > 1 ? argv[1] : "nested";
+    int n = argc > 2 ? std::atoi(argv[2]) : 100;
+    if (s == "nested") return nested();
+    if (s == "threads") return threads();
+    if (s == "domains") return domains();
+    if (s == "many") return many(n);
+    if (s == "fork") return fork_case();
+    if (s == "open") return open_at_exit();
+    if (s == "segv" || s == "abort" || s == "kill" || s == "_exit") die_after(n, s.c_str());
+    if (s == "plain") {
+        std::printf("plain output line 1\nplain output line 2\n");
+        return 5;
+    }
+    std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
+    return 2;
+}

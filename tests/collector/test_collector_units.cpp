@@ -1,0 +1,273 @@
+// Unit tests of the collector core pieces that need no injected process: configuration parsing, the trace
+// clock, the pipeline (with a fake activity consumer), trace file naming.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "clock.h"
+#include "config.h"
+#include "pipeline.h"
+#include "process_info.h"
+#include "trace_fixture.h"
+
+using namespace gprof::collector;
+using namespace gprof::testing;
+namespace tr = gprof::trace;
+
+namespace {
+
+std::map<std::string, std::string>* g_env = nullptr;
+const char* fake_env(const char* name) {
+    auto it = g_env->find(name);
+    return it == g_env->end() ? nullptr : it->second.c_str();
+}
+Config parse(std::map<std::string, std::string> env) {
+    g_env = &env;
+    return parse_config(fake_env);
+}
+
+}  // namespace
+
+TEST_CASE("config: defaults") {
+    Config c = parse({});
+    CHECK(c.trace_cuda);
+    CHECK(c.trace_nvtx);
+    CHECK(c.flush_ms == 100);
+    CHECK(c.buffer_mb == 8);
+    CHECK(c.log_level == "warn");
+    CHECK(c.capture == CaptureMode::None);
+    CHECK(c.backtrace_depth == 0);
+    CHECK(c.warnings.empty());
+    CHECK_FALSE(c.inactive_for(123));
+}
+
+TEST_CASE("config: every variable") {
+    Config c = parse({{"GPROF_OUTPUT_DIR", "/tmp/run"},
+                      {"GPROF_RUN_ID", "abc"},
+                      {"GPROF_TRACE", "nvtx"},
+                      {"GPROF_BACKTRACE", "1"},
+                      {"GPROF_CAPTURE_RANGE", "nvtx:step@train"},
+                      {"GPROF_DELAY_SEC", "1.5"},
+                      {"GPROF_DURATION_SEC", "2"},
+                      {"GPROF_NO_CHILDREN", "1"},
+                      {"GPROF_ROOT_PID", "77"},
+                      {"GPROF_LOG_LEVEL", "debug"},
+                      {"GPROF_CUPTI_LIB", "/x/libcupti.so"},
+                      {"GPROF_FLUSH_MS", "5000"},
+                      {"GPROF_BUFFER_MB", "4"}});
+    CHECK(c.output_dir == "/tmp/run");
+    CHECK(c.run_id == "abc");
+    CHECK_FALSE(c.trace_cuda);
+    CHECK(c.trace_nvtx);
+    CHECK(c.backtrace_depth == kDefaultBacktraceDepth);
+    CHECK(c.capture == CaptureMode::NvtxRange);
+    CHECK(c.capture_nvtx_name == "step");
+    CHECK(c.capture_nvtx_domain == "train");
+    CHECK(c.delay_sec == 1.5);
+    CHECK(c.duration_sec == 2);
+    CHECK(c.inactive_for(78));
+    CHECK_FALSE(c.inactive_for(77));
+    CHECK(c.log_level == "debug");
+    CHECK(c.cupti_lib == "/x/libcupti.so");
+    CHECK(c.flush_ms == 200);  // clamped
+    CHECK(c.buffer_mb == 4);
+    CHECK(c.warnings.empty());
+}
+
+TEST_CASE("config: malformed values fall back to defaults with a warning") {
+    Config c = parse({{"GPROF_TRACE", "gpu"},
+                      {"GPROF_FLUSH_MS", "fast"},
+                      {"GPROF_BACKTRACE", "deep"},
+                      {"GPROF_DELAY_SEC", "-1"},
+                      {"GPROF_CAPTURE_RANGE", "sometimes"},
+                      {"GPROF_LOG_LEVEL", "loud"}});
+    CHECK(c.trace_cuda);
+    CHECK(c.trace_nvtx);
+    CHECK(c.flush_ms == 100);
+    CHECK(c.backtrace_depth == 0);
+    CHECK(c.delay_sec == 0);
+    CHECK(c.capture == CaptureMode::None);
+    CHECK(c.log_level == "warn");
+    CHECK(c.warnings.size() == 6);
+    CHECK(parse({{"GPROF_BACKTRACE", "200"}}).backtrace_depth == 64);
+    CHECK(parse({{"GPROF_FLUSH_MS", "1"}}).flush_ms == 10);
+    CHECK(parse({{"GPROF_TRACE", "none"}}).trace_cuda == false);
+    CHECK(parse({{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"}}).capture == CaptureMode::CudaProfilerApi);
+}
+
+TEST_CASE("clock: monotonic / in step with CLOCK_MONOTONIC") {
+    clock::init();
+    uint64_t prev = clock::now();
+    for (int i = 0; i < 100000; ++i) {
+        uint64_t t = clock::now();
+        REQUIRE(t >= prev);
+        prev = t;
+    }
+    uint64_t a = clock::monotonic_ns();
+    uint64_t t = clock::now();
+    uint64_t b = clock::monotonic_ns();
+    // Calibrated over 1 ms: within a millisecond of CLOCK_MONOTONIC (not a timing assertion: an offset bound).
+    CHECK(t + 1'000'000 >= a);
+    CHECK(t <= b + 1'000'000);
+    tr::ClockReference ref = clock::reference();
+    CHECK(ref.clock == tr::TraceClock::Monotonic);
+    CHECK(ref.realtime_ns > 0);
+    CHECK(gprof_collector_cupti_timestamp() >= ref.trace_ns);
+}
+
+TEST_CASE("trace file: O_EXCL with a numbered suffix when the name is taken") {
+    TempDir dir;
+    std::string p1, p2, p3;
+    int a = create_trace_file(dir.path().string(), "app", 42, p1);
+    int b = create_trace_file(dir.path().string(), "app", 42, p2);
+    int c = create_trace_file(dir.path().string(), "app", 42, p3);
+    REQUIRE(a >= 0);
+    REQUIRE(b >= 0);
+    REQUIRE(c >= 0);
+    CHECK(p1 == dir.file("app.42.gprof"));
+    CHECK(p2 == dir.file("app.42.1.gprof"));
+    CHECK(p3 == dir.file("app.42.2.gprof"));
+    CHECK((::fcntl(a, F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK((::fcntl(a, F_GETFL) & O_APPEND) != 0);
+    ::close(a);
+    ::close(b);
+    ::close(c);
+    // Never follows a symlink planted at the name.
+    std::string dummy;
+    REQUIRE(::symlink("/etc/passwd", dir.file("evil.1.gprof").c_str()) == 0);
+    int d = create_trace_file(dir.path().string(), "evil", 1, dummy);
+    CHECK(dummy == dir.file("evil.1.1.gprof"));
+    if (d >= 0) ::close(d);
+}
+
+namespace {
+
+struct FakeActivity {
+    int consumed = 0;
+    int released = 0;
+    static size_t consume(void* ctx, const uint8_t* buffer, size_t size, tr::TraceWriter& w) {
+        auto* self = static_cast<FakeActivity*>(ctx);
+        ++self->consumed;
+        // One Kernel record per 8 bytes, start = the byte value: a stand-in for translation.
+        for (size_t i = 0; i < size; i += 8) {
+            tr::Kernel k;
+            k.start = 1000 + buffer[i];
+            k.end = k.start + 1;
+            k.name = w.intern("kernel");
+            w.add(k);
+        }
+        return size / 8;
+    }
+    static void release(void* ctx, uint8_t* buffer) {
+        ++static_cast<FakeActivity*>(ctx)->released;
+        std::free(buffer);
+    }
+};
+
+void count_hook(void* ctx, tr::TraceWriter&, bool final) {
+    auto* n = static_cast<int*>(ctx);
+    *n += final ? 1000 : 1;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: buffers and metadata from many threads reach the file - hooks run - End written") {
+    TempDir dir;
+    std::string path = dir.file("p.gprof");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    FakeActivity fake;
+    int hook_runs = 0;
+    {
+        Pipeline p;
+        p.set_activity_consumer({FakeActivity::consume, FakeActivity::release, &fake});
+        p.add_periodic_hook(count_hook, &hook_runs);
+        Pipeline::Options o;
+        o.flush_ms = 10;
+        REQUIRE(p.start(fd, test_header(), o));
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 4; ++t) {
+            ts.emplace_back([&p, t] {
+                for (int i = 0; i < 50; ++i) {
+                    auto* b = static_cast<uint8_t*>(std::malloc(32));
+                    std::memset(b, t, 32);
+                    p.submit_activity_buffer(b, 32);
+                }
+                p.post_thread_name(100 + t, "t" + std::to_string(t));
+            });
+        }
+        for (auto& t : ts) t.join();
+        p.post_status(tr::Component::Cupti, tr::StatusLevel::Warning, 999, "CUPTI unavailable: test");
+        p.post_dropped(tr::DropSource::CuptiBuffer, 17, 1, 2);
+        p.post_capture(tr::CaptureAction::Start, tr::CaptureReason::ProfilerApi, 5);
+        DeviceInfo dev;
+        dev.id = 0;
+        dev.name = "Test GPU";
+        dev.uuid = "GPU-1234";
+        p.post_device(dev);
+        CudaVersions v;
+        v.driver_version = 13000;
+        v.cupti_library = "/x/libcupti.so.13";
+        p.post_cuda_info(v);
+        REQUIRE(p.flush(std::chrono::seconds(5)));
+        p.submit_activity_buffer(nullptr, 0);  // harmless
+        p.finish();
+        p.finish();  // idempotent
+        CHECK(p.activity_buffers() == 200);
+        CHECK(p.activity_records() == 800);
+    }
+    CHECK(fake.consumed == 200);
+    CHECK(fake.released == 200);
+    CHECK(hook_runs >= 1001);  // periodic runs plus the final one
+
+    gprof::trace::TraceReader reader(path);
+    auto records = read_all_records(reader);
+    size_t kernels = 0, threads = 0;
+    bool status = false, dropped = false, capture = false, device = false, cuda = false;
+    for (auto& r : records) {
+        switch (r.kind) {
+        case tr::RecordKind::Kernel: ++kernels; break;
+        case tr::RecordKind::Thread: ++threads; break;
+        case tr::RecordKind::Status:
+            status = reader.string(r.status.message) == "CUPTI unavailable: test" && r.status.code == 999;
+            break;
+        case tr::RecordKind::Dropped: dropped = r.dropped.count == 17 && r.dropped.stream == 2; break;
+        case tr::RecordKind::Capture: capture = r.capture.reason == tr::CaptureReason::ProfilerApi; break;
+        case tr::RecordKind::Device: device = reader.string(r.device.name) == "Test GPU"; break;
+        case tr::RecordKind::CudaInfo: cuda = r.cuda_info.driver_version == 13000; break;
+        default: break;
+        }
+    }
+    CHECK(kernels == 800);
+    CHECK(threads == 4);
+    CHECK(status);
+    CHECK(dropped);
+    CHECK(capture);
+    CHECK(device);
+    CHECK(cuda);
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("pipeline: a buffer with no consumer wired is counted as dropped / not lost silently") {
+    TempDir dir;
+    std::string path = dir.file("q.gprof");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    {
+        Pipeline p;
+        REQUIRE(p.start(fd, test_header(), Pipeline::Options{}));
+        p.submit_activity_buffer(static_cast<uint8_t*>(std::malloc(64)), 64);
+        p.finish();
+    }
+    gprof::trace::TraceReader reader(path);
+    uint64_t dropped = 0;
+    for (auto& r : read_all_records(reader))
+        if (r.kind == tr::RecordKind::Dropped) dropped += r.dropped.count;
+    CHECK(dropped == 1);
+}
