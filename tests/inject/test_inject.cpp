@@ -1,0 +1,77 @@
+// The collector library as shipped: its exported symbols and dependencies, and a real CUDA program run with
+// it injected the way the launcher does.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+
+#include "collector_run.h"
+
+using namespace gprof::testing;
+namespace tr = gprof::trace;
+
+namespace {
+
+std::string command_output(const std::string& cmd) {
+    std::string out;
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (!f) return out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    ::pclose(f);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("exports only the injection entry points and needs nothing of CUDA") {
+    std::string lib = collector_library();
+    std::string syms = command_output("nm -D --defined-only '" + lib + "' | awk '{print $3}'");
+    CHECK(syms == "InitializeInjection\nInitializeInjectionNvtx2\n");
+    std::string needed = command_output("readelf -d '" + lib + "' | grep NEEDED");
+    CHECK(needed.find("libcupti") == std::string::npos);
+    CHECK(needed.find("libcuda") == std::string::npos);
+    CHECK(needed.find("libstdc++") == std::string::npos);
+    CHECK(needed.find("libgcc_s") == std::string::npos);
+}
+
+TEST_CASE("dlopen without any environment: loads and exposes the entry points") {
+    void* h = ::dlopen(collector_library().c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    CHECK(h == nullptr);  // not loaded in the test process itself
+    // Loading it here would start a session inside the test runner: checked through a child instead.
+    TempDir dir;
+    RunResult r = run_program({test_program("test_nvtx_app"), "plain"},
+                              {{"LD_PRELOAD", collector_library()}, {"GPROF_OUTPUT_DIR", dir.path().string()},
+                               {"GPROF_TRACE", "none"}},
+                              dir.path().string());
+    CHECK(r.exit_code() == 5);
+}
+
+TEST_CASE("a CUDA program on a machine without a usable GPU: output and exit status unchanged - the reason is stated") {
+    TempDir dir;
+    std::vector<std::string> argv{test_program("test_cuda_app")};
+    RunResult bare = run_program(argv, {}, dir.path().string());
+    RunResult r = run_program(argv, collector_env(dir.path().string()), dir.path().string());
+    CHECK(r.status == bare.status);
+    CHECK(r.out == bare.out);
+    auto traces = traces_in(dir.path().string());
+    REQUIRE(traces.size() == 1);
+    LoadedTrace t = load_trace(traces[0].string());
+    CHECK(t.stats.has_end);
+    if (bare.exit_code() == 0) {
+        // A GPU after all (the device machine): activity must be there instead.
+        CHECK(t.count(tr::RecordKind::Kernel) >= 1);
+        return;
+    }
+    // One clear line on stderr, and the same reason in the trace.
+    size_t first = r.err.find("gprof-run: CUDA activity not recorded: ");
+    CHECK(first != std::string::npos);
+    CHECK(r.err.find("gprof-run: CUDA activity not recorded: ", first + 1) == std::string::npos);
+    bool stated = false;
+    for (const std::string& m : t.status_messages())
+        stated = stated || m.rfind("CUDA activity not recorded: ", 0) == 0;
+    CHECK(stated);
+    CHECK(t.count(tr::RecordKind::Kernel) == 0);
+}
