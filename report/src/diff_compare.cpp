@@ -2,6 +2,7 @@
 // several runs per side an exact one-sided Mann-Whitney U test over the per-run values, so run-to-run noise
 // alone does not fail a build.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "gprof/report/diff.h"
@@ -98,8 +99,9 @@ DiffResult compare_runs(const std::vector<RunFigures>& base, const std::vector<R
     if (r.noise_protected) {
         r.protection_note = "each key is tested with an exact one-sided Mann-Whitney U test over the per-run values (" +
                             std::to_string(base.size()) + " vs " + std::to_string(cand.size()) +
-                            " runs); a change fails only when it is significant at alpha " +
-                            std::to_string(th.alpha).substr(0, 4) + " and beyond the thresholds";
+                            " runs) against the threshold itself: a key fails only when it is slower than the baseline by more "
+                            "than the threshold with confidence >= " + std::to_string(100.0 * (1.0 - th.alpha)).substr(0, 4) +
+                            "% and beyond --min-delta";
     } else if (nmin == 1) {
         r.protection_note = "one run per side: the verdict is unprotected against run-to-run noise; profile each "
                             "side 3 or more times (5 recommended) for a statistically tested verdict";
@@ -139,7 +141,13 @@ DiffResult compare_runs(const std::vector<RunFigures>& base, const std::vector<R
             bool tested = r.noise_protected && d.base.samples.size() >= kMinRunsForTest &&
                           d.cand.samples.size() >= kMinRunsForTest;
             if (tested) {
-                MannWhitney mw = mann_whitney(d.base.samples, d.cand.samples);
+                // Test against the threshold, not against "no change": H0 is "new <= base * (1 + fail_above)"
+                // (for a slowdown), so noise that merely crosses the threshold now and then cannot fail a build,
+                // and the confidence reads "slower by more than the threshold".
+                double f = kt.fail_above_pct / 100.0;
+                std::vector<double> shifted;
+                for (double x : d.base.samples) shifted.push_back(x * (d.delta_ns >= 0 ? 1.0 + f : 1.0 - f));
+                MannWhitney mw = mann_whitney(shifted, d.cand.samples);
                 d.p_value = d.delta_ns >= 0 ? mw.p_greater : mw.p_less;
                 d.confidence = 1.0 - *d.p_value;
                 bool significant = *d.p_value <= th.alpha;
@@ -156,6 +164,9 @@ DiffResult compare_runs(const std::vector<RunFigures>& base, const std::vector<R
     std::stable_sort(r.keys.begin(), r.keys.end(), [](const DiffKey& a, const DiffKey& b) {
         int ra = rank(a), rb = rank(b);
         if (ra != rb) return ra < rb;
+        // Whole-run figures summarise the other keys: name the specific key first.
+        bool wa = a.kind == "run", wb = b.kind == "run";
+        if (wa != wb) return wb;
         double da = std::abs(a.delta_ns), db = std::abs(b.delta_ns);
         if (da != db) return da > db;
         return a.key < b.key;

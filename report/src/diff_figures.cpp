@@ -1,5 +1,6 @@
 // Per-run figures for `diff`: every duration of every key of one run.
 #include <algorithm>
+#include <regex>
 
 #include "gprof/report/analysis.h"
 #include "gprof/report/analysis_util.h"
@@ -23,6 +24,9 @@ std::string launch_config(const trace::Kernel& k) {
 RunFigures extract_figures(const Run& run, const FigureOptions& options) {
     RunFigures f;
     auto& in = f.instances;
+    StepSet steps = detect_steps(run, options.step_pattern);
+    // Step ranges ("step 17") would each become a key of one instance; run:step_time covers them as one key.
+    std::regex step_re(steps.pattern, std::regex::ECMAScript | std::regex::icase);
     for (const ProcessTrace& proc : run.processes) {
         for (const trace::Kernel& k : proc.kernels) {
             if (!timed(k.start, k.end)) continue;
@@ -41,6 +45,7 @@ RunFigures extract_figures(const Run& run, const FigureOptions& options) {
                 in["api:" + std::string(proc.str(a.name))].push_back(static_cast<int64_t>(a.end - a.start));
         for (const trace::Nvtx& r : proc.nvtx) {
             if (r.type == trace::NvtxType::Mark || !timed(r.start, r.end) || r.end == r.start) continue;
+            if (steps.source == "nvtx" && std::regex_match(std::string(proc.str(r.name)), step_re)) continue;
             std::string key = "nvtx:";
             if (r.domain != 0) key += std::string(proc.str(r.domain)) + ":";
             key += proc.str(r.name);
@@ -53,7 +58,6 @@ RunFigures extract_figures(const Run& run, const FigureOptions& options) {
     if (busy > 0) in["run:gpu_busy"].push_back(busy);
     Interval w = capture_window(run);
     if (w.length() > 0) in["run:wall_time"].push_back(w.length());
-    StepSet steps = detect_steps(run, options.step_pattern);
     for (const Step& s : steps.steps) in["run:step_time"].push_back(s.duration());
     f.warnings = run.all_warnings();
     return f;

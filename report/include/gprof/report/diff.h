@@ -100,7 +100,9 @@ struct DiffKey {
     bool fails = false;                 // status is Regression and the key gates
     std::optional<double> change_pct;   // (new - base) / base * 100 on the metric; none when base is 0
     double delta_ns = 0;                // new - base on the metric
-    std::optional<double> p_value;      // one-sided, in the direction of the change; none without the test
+    // One-sided Mann-Whitney U p-value of "new is slower (faster) than base by more than the threshold", in the
+    // direction of the change; none without the test (fewer than 3 runs on a side).
+    std::optional<double> p_value;
     std::optional<double> confidence;   // 1 - p_value
     KeyThreshold threshold;
 };
