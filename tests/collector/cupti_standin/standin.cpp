@@ -204,8 +204,6 @@ uint32_t api_call(CUpti_CallbackDomain domain, uint32_t cbid, const char* name, 
     return corr;
 }
 
-const char* g_kernel_name = nullptr;
-uint32_t g_kernel_stream = 0;
 
 void workload_thread(uint64_t iterations) {
     State& s = st();

@@ -1,0 +1,63 @@
+# CUPTI side of the collector tests: the CUPTI stand-in library, translation tests against the real libcupti,
+# loader and session tests against the stand-in. Included from tests/collector/CMakeLists.txt.
+set(GPROF_CUPTI_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# The stand-in: a test double exporting the cupti* functions, loaded through GPROF_CUPTI_LIB. Never installed.
+add_library(gprof_test_cupti_standin SHARED ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin.cpp)
+set_target_properties(gprof_test_cupti_standin PROPERTIES
+  OUTPUT_NAME gprof-test-cupti-standin
+  LIBRARY_OUTPUT_DIRECTORY ${GPROF_TEST_BINARY_DIR}
+  CXX_VISIBILITY_PRESET hidden)
+target_include_directories(gprof_test_cupti_standin PUBLIC ${GPROF_CUPTI_TEST_DIR}/cupti_standin)
+target_link_libraries(gprof_test_cupti_standin PRIVATE gprof_cuda_headers gprof_warnings Threads::Threads)
+
+# The real libcupti: its cuptiActivityGetNextRecord walks caller-built buffers without a GPU.
+find_file(GPROF_TEST_REAL_CUPTI libcupti.so.13
+  HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64 ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64
+  NO_DEFAULT_PATH)
+if(NOT GPROF_TEST_REAL_CUPTI)
+  set(GPROF_TEST_REAL_CUPTI "")
+endif()
+
+# The CUPTI sources plus the pipeline they feed, built on their own: these tests then do not depend on the
+# rest of the collector (NVTX, entry points) being in a buildable state.
+set(GPROF_CUPTI_TEST_CORE_SOURCES
+  ${PROJECT_SOURCE_DIR}/collector/cupti_loader.cpp
+  ${PROJECT_SOURCE_DIR}/collector/cupti_buffers.cpp
+  ${PROJECT_SOURCE_DIR}/collector/cupti_probes.cpp
+  ${PROJECT_SOURCE_DIR}/collector/cupti_session.cpp
+  ${PROJECT_SOURCE_DIR}/collector/activity_translate.cpp
+  ${PROJECT_SOURCE_DIR}/collector/pipeline.cpp)
+foreach(extra clock.cpp log.cpp)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/collector/${extra})
+    list(APPEND GPROF_CUPTI_TEST_CORE_SOURCES ${PROJECT_SOURCE_DIR}/collector/${extra})
+  endif()
+endforeach()
+add_library(gprof_test_cupti_core STATIC ${GPROF_CUPTI_TEST_CORE_SOURCES})
+# The core engineer's files are checked by their own target; a warning there must not block these tests.
+foreach(src pipeline.cpp clock.cpp log.cpp)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/collector/${src} PROPERTIES COMPILE_OPTIONS -Wno-error)
+endforeach()
+target_include_directories(gprof_test_cupti_core PUBLIC ${PROJECT_SOURCE_DIR}/collector)
+target_link_libraries(gprof_test_cupti_core
+  PUBLIC gprof_trace_writer gprof_cuda_headers gprof_logging gprof_version ${CMAKE_DL_LIBS} Threads::Threads
+  PRIVATE gprof_warnings)
+if(TARGET ${PROJECT_NAME}_inject_headers)
+  target_link_libraries(gprof_test_cupti_core PUBLIC ${PROJECT_NAME}_inject_headers)
+else()
+  target_include_directories(gprof_test_cupti_core PUBLIC ${PROJECT_SOURCE_DIR}/inject/include)
+endif()
+
+set(GPROF_CUPTI_TEST_DEFS
+  GPROF_TEST_REAL_CUPTI="${GPROF_TEST_REAL_CUPTI}"
+  GPROF_TEST_CUPTI_STANDIN="$<TARGET_FILE:gprof_test_cupti_standin>")
+
+gprof_add_catch_test(test_translate SOURCES ${GPROF_CUPTI_TEST_DIR}/test_translate.cpp LIBS gprof_test_cupti_core)
+target_compile_definitions(test_translate PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+
+gprof_add_catch_test(test_cupti
+  SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti_loader.cpp ${GPROF_CUPTI_TEST_DIR}/test_cupti_session.cpp
+  LIBS gprof_test_cupti_core)
+target_compile_definitions(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+add_dependencies(test_cupti gprof_test_cupti_standin)
+target_include_directories(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_standin)

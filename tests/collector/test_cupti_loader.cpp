@@ -1,0 +1,125 @@
+// The CUPTI loader: explicit path, refusals with a clear reason, the default search, the buffer pool.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "cupti_buffers.h"
+#include "cupti_loader.h"
+
+using namespace gprof::collector::cupti;
+
+namespace {
+
+// Keeps the stand-in mapped for the whole process and re-reads its scenario.
+void standin_scenario(const char* script) {
+    static void* handle = dlopen(GPROF_TEST_CUPTI_STANDIN, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(handle != nullptr);
+    if (script)
+        setenv("GPROF_TEST_STANDIN_SCRIPT", script, 1);
+    else
+        unsetenv("GPROF_TEST_STANDIN_SCRIPT");
+    auto reset = reinterpret_cast<void (*)()>(dlsym(handle, "gprof_test_standin_reset"));
+    REQUIRE(reset != nullptr);
+    reset();
+}
+
+}  // namespace
+
+TEST_CASE("a bogus GPROF_CUPTI_LIB gives a clear reason and no fallback", "[cupti][loader]") {
+    LoadOptions o;
+    o.explicit_path = "/nonexistent/libcupti.so.13";
+    LoadResult r = load_cupti(o);
+    CHECK(r.api == nullptr);
+    CHECK(r.reason.find("GPROF_CUPTI_LIB") != std::string::npos);
+    CHECK(r.reason.find("/nonexistent/libcupti.so.13") != std::string::npos);
+}
+
+TEST_CASE("a library that is not CUPTI is refused, naming what is missing", "[cupti][loader]") {
+    LoadOptions o;
+    o.explicit_path = "libm.so.6";
+    LoadResult r = load_cupti(o);
+    CHECK(r.api == nullptr);
+    CHECK(r.opened);
+    CHECK(r.reason.find("not a usable CUPTI") != std::string::npos);
+    CHECK(r.reason.find("cuptiGetVersion") != std::string::npos);
+}
+
+TEST_CASE("the stand-in loads through GPROF_CUPTI_LIB", "[cupti][loader]") {
+    standin_scenario(nullptr);
+    LoadOptions o;
+    o.explicit_path = GPROF_TEST_CUPTI_STANDIN;
+    LoadResult r = load_cupti(o);
+    REQUIRE(r.api != nullptr);
+    CHECK(r.api->found_by == std::string("GPROF_CUPTI_LIB"));
+    CHECK(r.api->path == GPROF_TEST_CUPTI_STANDIN);
+    CHECK(r.api->version == CUPTI_API_VERSION);
+    CHECK(r.api->ActivityRegisterTimestampCallback != nullptr);
+}
+
+TEST_CASE("a CUPTI of another major version is refused with both versions", "[cupti][loader]") {
+    standin_scenario("old-version");
+    LoadResult r = load_cupti_file(GPROF_TEST_CUPTI_STANDIN, "test");
+    CHECK(r.api == nullptr);
+    CHECK(r.reason.find("120000") != std::string::npos);
+    CHECK(r.reason.find(std::to_string(CUPTI_API_VERSION)) != std::string::npos);
+    standin_scenario(nullptr);
+}
+
+TEST_CASE("the default search finds the toolkit's libcupti", "[cupti][loader]") {
+    if (std::string(GPROF_TEST_REAL_CUPTI).empty()) return;  // no toolkit libcupti on this machine
+    LoadOptions o;
+    LoadResult r = load_cupti(o);
+    REQUIRE(r.api != nullptr);
+    CHECK(r.api->path.find("libcupti.so.13") != std::string::npos);
+    CHECK(!r.api->found_by.empty());
+}
+
+TEST_CASE("CUDA_HOME is searched before /usr/local/cuda", "[cupti][loader]") {
+    LoadOptions o;
+    o.cuda_home = "/nonexistent-cuda-home";
+    o.search_process = false;
+    o.search_defaults = false;
+    LoadResult r = load_cupti(o);
+    CHECK(r.api == nullptr);
+    CHECK(r.reason.find("not found") != std::string::npos);
+    CHECK(r.reason.find("GPROF_CUPTI_LIB") != std::string::npos);  // tells the user what to set
+}
+
+TEST_CASE("buffer pool: aligned buffers, reuse, cap with refusal", "[cupti][buffers]") {
+    BufferPool pool;
+    pool.configure(100 * 1024 + 3, 2, true);
+    CHECK(pool.buffer_size() % 8 == 0);
+    CHECK(pool.buffer_size() >= 100 * 1024);
+    uint8_t* a = pool.acquire();
+    uint8_t* b = pool.acquire();
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(reinterpret_cast<uintptr_t>(a) % 8 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(b) % 8 == 0);
+    a[0] = 1;
+    a[pool.buffer_size() - 1] = 2;  // the whole size is usable
+    CHECK(pool.acquire() == nullptr);  // at the cap: refused, CUPTI counts the loss
+    CHECK(pool.stats().refused == 1);
+    pool.release(a);
+    uint8_t* c = pool.acquire();
+    CHECK(c == a);  // reused, not reallocated
+    CHECK(pool.stats().allocated == 2);
+    pool.release(b);
+    pool.release(c);
+    CHECK(pool.stats().outstanding == 0);
+    CHECK(pool.stats().idle == 2);
+}
+
+TEST_CASE("buffer pool: no cap enforced when refusing is unsafe", "[cupti][buffers]") {
+    BufferPool pool;
+    pool.configure(64 * 1024, 1, false);
+    uint8_t* a = pool.acquire();
+    uint8_t* b = pool.acquire();
+    CHECK(a);
+    CHECK(b);
+    pool.release(a);
+    pool.release(b);
+}

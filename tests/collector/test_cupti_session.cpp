@@ -1,0 +1,333 @@
+// The CUPTI session against the stand-in (tests/collector/cupti_standin), loaded through GPROF_CUPTI_LIB as
+// the real library would be: buffer cycle, dropped records, profiler start/stop capture range, refusals.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cupti_buffers.h"
+#include "cupti_session.h"
+#include "pipeline.h"
+#include "standin_control.h"
+#include "trace_fixture.h"
+
+using namespace gprof;
+using namespace gprof::collector;
+using namespace gprof::collector::cupti;
+
+namespace {
+
+struct Standin {
+    void* handle = nullptr;
+    template <class F>
+    F fn(const char* name) {
+        auto f = reinterpret_cast<F>(dlsym(handle, name));
+        if (!f) FAIL("stand-in lacks " << name);
+        return f;
+    }
+};
+
+Standin& standin() {
+    static Standin s{dlopen(GPROF_TEST_CUPTI_STANDIN, RTLD_NOW | RTLD_LOCAL)};
+    REQUIRE(s.handle != nullptr);
+    return s;
+}
+
+#define SI(name) standin().fn<decltype(&name)>(#name)
+
+uint64_t test_clock() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// One session, pipeline and trace file per test; the stand-in is reset to `script` first.
+struct Fixture {
+    gprof::testing::TempDir dir;
+    std::string path = dir.file("s.gprof");
+    Pipeline* pipeline = new Pipeline();  // leaked with the session: CUPTI keeps pointers into both
+    Session* session = new Session();
+    StartResult result;
+
+    explicit Fixture(const char* script, SessionOptions options = {}) {
+        if (script)
+            setenv("GPROF_TEST_STANDIN_SCRIPT", script, 1);
+        else
+            unsetenv("GPROF_TEST_STANDIN_SCRIPT");
+        SI(gprof_test_standin_reset)();
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        REQUIRE(fd >= 0);
+        REQUIRE(pipeline->start(fd, gprof::testing::test_header(), Pipeline::Options{}));
+        options.load.explicit_path = GPROF_TEST_CUPTI_STANDIN;
+        if (options.buffer_bytes == (8u << 20)) options.buffer_bytes = 64 * 1024;  // several buffers per test
+        if (!options.timestamp) options.timestamp = test_clock;
+        result = session->start(*pipeline, options);
+    }
+
+    std::vector<trace::Record> finish(trace::TraceReader** reader_out = nullptr) {
+        session->flush(true);
+        pipeline->finish();
+        auto* reader = new trace::TraceReader(path);
+        auto recs = gprof::testing::read_all_records(*reader);
+        if (reader_out)
+            *reader_out = reader;
+        else
+            delete reader;
+        return recs;
+    }
+};
+
+size_t count(const std::vector<trace::Record>& recs, trace::RecordKind kind) {
+    size_t n = 0;
+    for (const auto& r : recs) n += r.kind == kind;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("session: buffer cycle from API calls to records in the trace", "[cupti][session]") {
+    Fixture f(nullptr);
+    REQUIRE(f.result.ok);
+    CHECK(f.result.reason.empty());
+    CHECK(SI(gprof_test_standin_subscribed)() == 1);
+    CHECK(SI(gprof_test_standin_timestamp_callback_registered)() == 1);  // before any kind
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_KERNEL) == 0);
+    for (CUpti_ActivityKind k : traced_activity_kinds()) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 1);
+    CHECK(SI(gprof_test_standin_runtime_api_filtered)(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020) == 1);
+    CHECK(f.session->recording());
+
+    const int n = 1000;
+    for (int i = 0; i < n; ++i) {
+        SI(gprof_test_standin_launch_kernel)("_Z6kernelv", 7);
+        SI(gprof_test_standin_memcpy)(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+        if (i % 100 == 0) SI(gprof_test_standin_runtime_call)(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+    }
+    SI(gprof_test_standin_memset)(256, 0);
+    CHECK(SI(gprof_test_standin_buffers_requested)() > 3);  // 64 KiB buffers: many cycles
+
+    trace::TraceReader* reader = nullptr;
+    auto recs = f.finish(&reader);
+    CHECK(count(recs, trace::RecordKind::Kernel) == n);
+    CHECK(count(recs, trace::RecordKind::Memcpy) == n);
+    CHECK(count(recs, trace::RecordKind::Memset) == 1);
+    CHECK(count(recs, trace::RecordKind::ApiCall) == 2 * n + 1);  // cudaGetDevice filtered out
+    CHECK(count(recs, trace::RecordKind::Dropped) == 0);
+    CHECK(SI(gprof_test_standin_buffers_completed)() == SI(gprof_test_standin_buffers_requested)());
+    CHECK(buffer_pool().stats().outstanding == 0);  // every buffer came back to the pool
+
+    bool saw_info = false;
+    for (const auto& r : recs) {
+        if (r.kind == trace::RecordKind::Kernel) {
+            CHECK(reader->string(r.kernel.name) == "_Z6kernelv");
+            CHECK(r.kernel.start != 0);
+        }
+        if (r.kind == trace::RecordKind::ApiCall) {
+            auto name = reader->string(r.api.name);
+            CHECK((name == "cudaLaunchKernel" || name == "cudaMemcpy" || name == "cudaMemset"));
+        }
+        if (r.kind == trace::RecordKind::CudaInfo) {
+            saw_info = true;
+            CHECK(reader->string(r.cuda_info.cupti_library) == GPROF_TEST_CUPTI_STANDIN);
+            CHECK(r.cuda_info.cupti_api_version == CUPTI_API_VERSION);
+        }
+    }
+    CHECK(saw_info);
+    delete reader;
+}
+
+TEST_CASE("session: dropped records are written, never lost", "[cupti][session]") {
+    Fixture f("drop=5");
+    REQUIRE(f.result.ok);
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    SI(gprof_test_standin_complete_buffer)();     // carries the 5 of the scenario
+    SI(gprof_test_standin_add_dropped)(37);
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    auto recs = f.finish();
+    uint64_t dropped = 0;
+    for (const auto& r : recs)
+        if (r.kind == trace::RecordKind::Dropped) {
+            CHECK(r.dropped.source == trace::DropSource::CuptiBuffer);
+            dropped += r.dropped.count;
+        }
+    CHECK(dropped == 42);
+    CHECK(f.session->counters().dropped_reported == 42);
+    CHECK(count(recs, trace::RecordKind::Kernel) == 2);
+}
+
+TEST_CASE("session: cudaProfilerStart/Stop bound the capture range", "[cupti][session]") {
+    SessionOptions o;
+    o.capture_profiler_api = true;
+    Fixture f(nullptr, o);
+    REQUIRE(f.result.ok);
+    CHECK_FALSE(f.session->recording());
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 0);
+    SI(gprof_test_standin_launch_kernel)("_Z6beforev", 1);  // outside: not recorded
+
+    SI(gprof_test_standin_profiler_start)();
+    CHECK(f.session->recording());
+    for (int i = 0; i < 3; ++i) SI(gprof_test_standin_launch_kernel)("_Z6insidev", 1);
+    uint64_t flushes_before = SI(gprof_test_standin_flushes)(0);
+    SI(gprof_test_standin_profiler_stop)();
+    CHECK_FALSE(f.session->recording());
+    CHECK(SI(gprof_test_standin_flushes)(0) > flushes_before);  // flushed on cudaProfilerStop
+    SI(gprof_test_standin_launch_kernel)("_Z5afterv", 1);   // outside again
+
+    SI(gprof_test_standin_profiler_start)();  // a second range
+    SI(gprof_test_standin_launch_kernel)("_Z6insidev", 1);
+    SI(gprof_test_standin_profiler_stop)();
+
+    trace::TraceReader* reader = nullptr;
+    auto recs = f.finish(&reader);
+    std::vector<std::string> kernels;
+    std::vector<trace::Capture> captures;
+    for (const auto& r : recs) {
+        if (r.kind == trace::RecordKind::Kernel) kernels.emplace_back(reader->string(r.kernel.name));
+        if (r.kind == trace::RecordKind::Capture) captures.push_back(r.capture);
+    }
+    CHECK(kernels == std::vector<std::string>(4, "_Z6insidev"));
+    REQUIRE(captures.size() == 4);
+    for (size_t i = 0; i < captures.size(); ++i) {
+        CHECK(captures[i].reason == trace::CaptureReason::ProfilerApi);
+        CHECK(captures[i].action == (i % 2 == 0 ? trace::CaptureAction::Start : trace::CaptureAction::Stop));
+        CHECK(captures[i].timestamp != 0);
+        if (i > 0) CHECK(captures[i].timestamp >= captures[i - 1].timestamp);
+    }
+    // cudaProfilerStart calls cuProfilerStart: both callbacks fire, one range opens.
+    CHECK(f.session->counters().profiler_starts == 4);
+    delete reader;
+}
+
+TEST_CASE("session: cudaDeviceReset flushes", "[cupti][session]") {
+    Fixture f(nullptr);
+    REQUIRE(f.result.ok);
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    uint64_t before = SI(gprof_test_standin_flushes)(0);
+    SI(gprof_test_standin_device_reset)();
+    CHECK(SI(gprof_test_standin_flushes)(0) == before + 1);
+    f.finish();
+}
+
+TEST_CASE("session: another profiler's subscriber gives a reason and a clean failure", "[cupti][session]") {
+    Fixture f("multiple-subscribers");
+    CHECK_FALSE(f.result.ok);
+    CHECK(f.result.code == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    CHECK(f.result.reason.find("CUPTI unavailable") == 0);
+    CHECK(f.result.reason.find("another profiler") != std::string::npos);
+    CHECK(f.result.reason.find("torch.profiler") != std::string::npos);
+    CHECK_FALSE(f.session->started());
+    CHECK(SI(gprof_test_standin_subscribed)() == 0);
+    for (CUpti_ActivityKind k : traced_activity_kinds()) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 0);
+    // A second start returns the same answer without trying again.
+    StartResult again = f.session->start(*f.pipeline, SessionOptions{});
+    CHECK(again.reason == f.result.reason);
+    auto recs = f.finish();
+    CHECK(count(recs, trace::RecordKind::Kernel) == 0);
+}
+
+TEST_CASE("session: no driver / no device / no privileges name the cause", "[cupti][session]") {
+    struct Case {
+        const char* script;
+        CUptiResult code;
+        const char* text;
+    };
+    const Case cases[] = {
+        {"no-driver", CUPTI_ERROR_UNKNOWN, "no CUDA driver"},
+        {"no-device", CUPTI_ERROR_INVALID_DEVICE, "does not support"},
+        {"insufficient-privileges", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "insufficient privileges"},
+    };
+    for (const Case& c : cases) {
+        Fixture f(c.script);
+        INFO(c.script << ": " << f.result.reason);
+        CHECK_FALSE(f.result.ok);
+        CHECK(f.result.code == c.code);
+        CHECK(f.result.reason.find(c.text) != std::string::npos);
+        f.finish();
+    }
+}
+
+TEST_CASE("session: no activity kind enables: failure, unsubscribed", "[cupti][session]") {
+    Fixture f("enable-fails");
+    CHECK_FALSE(f.result.ok);
+    CHECK(f.result.code == CUPTI_ERROR_NOT_SUPPORTED);
+    CHECK(f.result.reason.find("cuptiActivityEnable") != std::string::npos);
+    CHECK(SI(gprof_test_standin_subscribed)() == 0);
+    f.finish();
+}
+
+TEST_CASE("session: one kind failing is a warning in the trace, not fatal", "[cupti][session]") {
+    Fixture f("kernel-enable-fails");
+    REQUIRE(f.result.ok);
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    trace::TraceReader* reader = nullptr;
+    auto recs = f.finish(&reader);
+    bool warned = false;
+    for (const auto& r : recs)
+        if (r.kind == trace::RecordKind::Status && r.status.level == trace::StatusLevel::Warning &&
+            reader->string(r.status.message).find("CONCURRENT_KERNEL") != std::string_view::npos)
+            warned = true;
+    CHECK(warned);
+    CHECK(count(recs, trace::RecordKind::Kernel) == 0);
+    CHECK(count(recs, trace::RecordKind::ApiCall) == 1);
+    delete reader;
+}
+
+TEST_CASE("session: without the timestamp callback, CUPTI's clock is shifted onto ours", "[cupti][session]") {
+    Fixture f("no-timestamp-callback");
+    REQUIRE(f.result.ok);
+    uint64_t before = test_clock();
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    uint64_t after = test_clock();
+    trace::TraceReader* reader = nullptr;
+    auto recs = f.finish(&reader);
+    bool warned = false;
+    for (const auto& r : recs) {
+        if (r.kind == trace::RecordKind::Kernel) {
+            // The stand-in stamps with CLOCK_REALTIME, like CUPTI; the trace holds monotonic times.
+            CHECK(r.kernel.start + 1'000'000 >= before);
+            CHECK(r.kernel.start <= after + 1'000'000);
+        }
+        if (r.kind == trace::RecordKind::Status &&
+            reader->string(r.status.message).find("TimestampCallback") != std::string_view::npos)
+            warned = true;
+    }
+    CHECK(warned);
+    delete reader;
+}
+
+TEST_CASE("session: API-entry backtraces keyed by correlation id", "[cupti][session]") {
+    SessionOptions o;
+    o.backtrace_depth = 8;
+    Fixture f(nullptr, o);
+    REQUIRE(f.result.ok);
+    uint32_t corr = SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    auto recs = f.finish();
+    bool found = false;
+    for (const auto& r : recs)
+        if (r.kind == trace::RecordKind::Backtrace && r.backtrace.correlation == corr) {
+            found = true;
+            CHECK(r.backtrace.frame_count > 0);
+            CHECK(r.backtrace.frame_count <= 8);
+            CHECK(r.backtrace.frames[0] != 0);
+            CHECK(r.backtrace.tid != 0);
+        }
+    CHECK(found);
+    CHECK(f.session->counters().backtraces >= 1);
+}
+
+TEST_CASE("session: after abandon_after_fork nothing reaches the old pipeline", "[cupti][session]") {
+    Fixture f(nullptr);
+    REQUIRE(f.result.ok);
+    f.session->abandon_after_fork();
+    CHECK_FALSE(f.session->flush(true));
+    SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    SI(gprof_test_standin_complete_buffer)();  // CUPTI still completes: the buffer goes back to the pool
+    auto recs = f.finish();
+    CHECK(count(recs, trace::RecordKind::Kernel) == 0);
+}
