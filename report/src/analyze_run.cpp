@@ -288,19 +288,25 @@ std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
                     act.top_ns = ns;
                     act.top_activity = name;
                 }
-            // The innermost range that covers most of the gap: ties go to the shorter range.
-            int64_t best_len = INT64_MAX;
+            // The innermost range that covers much of the gap: of the ranges overlapping it by at least half the
+            // best overlap, the shortest (an enclosing "step" range would otherwise always win).
             std::vector<Interval> covered;
-            for (auto& [i, r] : h.ranges) {
-                if (i.start >= gi.end) break;
-                int64_t o = overlap(i, gi);
+            std::vector<std::pair<int64_t, const std::pair<Interval, const trace::Nvtx*>*>> hits;
+            int64_t best = 0;
+            for (const auto& entry : h.ranges) {
+                if (entry.first.start >= gi.end) break;
+                int64_t o = overlap(entry.first, gi);
                 if (!o) continue;
-                covered.push_back(i);
-                if (o > act.range_ns || (o == act.range_ns && i.length() < best_len)) {
-                    act.range_ns = o;
-                    best_len = i.length();
-                    act.range = std::string(proc.str(r->name));
-                }
+                covered.push_back(entry.first);
+                hits.push_back({o, &entry});
+                best = std::max(best, o);
+            }
+            int64_t best_len = INT64_MAX;
+            for (auto& [o, entry] : hits) {
+                if (o * 2 < best || entry->first.length() >= best_len) continue;
+                best_len = entry->first.length();
+                act.range_ns = o;
+                act.range = std::string(proc.str(entry->second->name));
             }
             act.nvtx_ns = length_within(interval_union(std::move(covered)), gi);
             bool launcher = std::find(c.launch_threads.begin(), c.launch_threads.end(), key) != c.launch_threads.end();
