@@ -1,0 +1,48 @@
+#include "end_of_run.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#ifdef GPROF_HAVE_REPORT
+#include "gprof/report/end_of_run.h"
+#endif
+
+namespace gprof::launcher {
+
+bool report_run(const EndOfRunRequest& request, Console& console) {
+    if (request.replace_timeline && request.timeline) ::unlink(request.timeline->c_str());  // --force, checked early
+#ifdef GPROF_HAVE_REPORT
+    namespace r = gprof::report;
+    r::EndOfRunOptions options;
+    options.run_dir = request.run_dir;
+    options.summary = request.summary == SummaryChoice::None    ? r::SummaryMode::None
+                      : request.summary == SummaryChoice::Full ? r::SummaryMode::Full
+                                                                : r::SummaryMode::Brief;
+    options.kernel_filter = request.kernel_filter;
+    options.timeline_path = request.timeline;
+    options.summary_out = &console.stream();
+    options.write_summary_file = true;
+    r::EndOfRunResult result = r::finish_run(options);
+    console.stream().flush();
+
+    // With no trace at all, finish_run has already said so on the summary stream.
+    bool already_said = result.traces.empty() && request.summary != SummaryChoice::None;
+    if (!already_said)
+        for (const auto& w : result.warnings) console.warn(w);
+    std::string traces = std::to_string(result.traces.size()) + (result.traces.size() == 1 ? " trace" : " traces");
+    console.warn("run directory: " + request.run_dir.string() + " (" + traces + ")");
+    if (result.timeline) console.warn("timeline:      " + result.timeline->string() + " (open in ui.perfetto.dev)");
+    if (result.summary_file) console.warn("summary:       " + result.summary_file->string());
+    if (console.redirected()) std::cerr << "gprof-run: messages and summary in " << console.log_path() << std::endl;
+    return result.ok;
+#else
+    console.warn("run directory: " + request.run_dir.string());
+    console.warn("this gprof-run was built without the report library: no summary or timeline; summarise the run "
+                 "with `gprof-report " + request.run_dir.string() + "`");
+    if (console.redirected()) std::cerr << "gprof-run: messages in " << console.log_path() << std::endl;
+    return true;
+#endif
+}
+
+}  // namespace gprof::launcher

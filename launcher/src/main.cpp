@@ -1,0 +1,182 @@
+// gprof-run [options] [--] app [args...]: profile an unmodified CUDA program and every process it starts.
+//
+// Order matters: everything that can fail because of gprof-run (options, the collector, output paths) is checked
+// before the app starts, and fails with status 2 leaving nothing behind; from the moment the app starts, the exit
+// status is the app's, whatever happens to the report.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "child_env.h"
+#include "collector_path.h"
+#include "console.h"
+#include "end_of_run.h"
+#include "options.h"
+#include "output_path.h"
+#include "safe_fs.h"
+#include "supervise.h"
+#include "gprof/version.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace gprof::launcher;
+
+namespace {
+
+constexpr int kOwnFailure = 2;
+bool g_sigpipe_was_ignored = false;
+
+std::string shell_quote(const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                          std::string::npos)
+        return s;
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string run_info(const std::string& run_id, const PatternContext& ctx, const std::vector<std::string>& command) {
+    std::ostringstream os;
+    std::time_t now = std::time(nullptr);
+    char stamp[64];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+    os << "producer=" << GPROF_PRODUCER << "\nrun_id=" << run_id << "\nhost=" << ctx.host
+       << "\nlauncher_pid=" << ctx.pid << "\nstarted=" << stamp << "\ncommand=";
+    for (size_t i = 0; i < command.size(); ++i) os << (i ? " " : "") << shell_quote(command[i]);
+    os << "\n";
+    return os.str();
+}
+
+int run(int argc, char** argv) {
+    ParseResult parsed = parse_command_line(argc, argv);
+    if (!parsed.options) {
+        std::cout << parsed.to_stdout << std::flush;
+        std::cerr << parsed.to_stderr << std::flush;
+        return parsed.exit_code;
+    }
+    const LaunchOptions& o = *parsed.options;
+    Console console;
+    console.set_level(o.console_level);
+    auto fail = [&](const std::string& why) {
+        console.error(why);
+        return kOwnFailure;
+    };
+
+    std::string error;
+    auto collector = find_collector(error);
+    if (!collector) return fail(error);
+
+    // Like a shell, 127/126 before anything is created.
+    ResolvedApp app = resolve_app(o.command.front(), ::getenv("PATH"));
+    if (app.exit_code != 0) {
+        std::cerr << app.error << std::endl;
+        return app.exit_code;
+    }
+
+    PatternContext ctx = current_pattern_context();
+    auto expand = [&](const std::string& pattern, const char* what) -> std::optional<fs::path> {
+        auto v = expand_pattern(pattern, ctx, error);
+        if (!v) error = std::string(what) + ": " + error;
+        else if (v->empty()) {
+            error = std::string(what) + ": '" + pattern + "' expands to an empty path";
+            return std::nullopt;
+        }
+        return v ? std::optional<fs::path>(fs::absolute(*v)) : std::nullopt;
+    };
+
+    std::optional<fs::path> log_path, timeline_path;
+    if (o.log_file && !(log_path = expand(*o.log_file, "--log-file"))) return fail(error);
+    bool replace_timeline = false;
+    if (o.timeline) {
+        if (!(timeline_path = expand(*o.timeline, "--timeline"))) return fail(error);
+        if (!check_output_file(*timeline_path, o.force, replace_timeline, error)) return fail(error);
+    }
+
+    std::optional<fs::path> run_dir;
+    if (o.output) {
+        auto dir = expand(*o.output, "--output");
+        if (!dir) return fail(error);
+        run_dir = create_run_dir(*dir, o.force, false, error);
+    } else {
+        run_dir = create_run_dir(fs::current_path() / default_run_dir_name(o.command.front(), std::time(nullptr)),
+                                 false, true, error);
+    }
+    if (!run_dir) return fail(error);
+    auto abandon_run_dir = [&] {  // created by us a moment ago and still holding only our marker
+        std::error_code ec;
+        fs::remove_all(*run_dir, ec);
+    };
+    const std::string run_id = new_run_id();
+    if (!write_new_file(*run_dir, kRunMarker, run_info(run_id, ctx, o.command), error)) {
+        abandon_run_dir();
+        return fail(error);
+    }
+    if (log_path) {
+        int fd = create_private_file(*log_path, o.force, error);
+        if (fd < 0) {
+            abandon_run_dir();
+            return fail("--log-file: " + error);
+        }
+        console.redirect_to(fd, log_path->string());
+    }
+    if (!timeline_path && !o.no_timeline) timeline_path = *run_dir / "timeline.json";
+
+    auto changes = collector_environment(o, *collector, *run_dir, run_id, ::getenv("LD_PRELOAD"));
+    SuperviseConfig config;
+    config.file = app.path;
+    config.argv = o.command;
+    config.env = apply_changes(environ, changes);
+    config.export_root_pid = o.no_children;
+    config.wait_children_sec = o.wait_children_sec;
+    config.sigpipe_ignored = g_sigpipe_was_ignored;
+    for (const auto& c : changes) console.debug("env " + c.name + (c.value ? "=" + *c.value : " (removed)"));
+    console.info("profiling " + app.path + " into " + run_dir->string());
+
+    AppOutcome outcome = supervise(config, console);
+    if (!outcome.started) return outcome.exit_code;  // exec failed: already said why, like a shell
+    if (outcome.signal != 0) {
+        console.warn(o.command.front() + " was killed by signal " + std::to_string(outcome.signal) + " (" +
+                     ::sigdescr_np(outcome.signal) + (outcome.core_dumped ? ", core dumped" : "") + ")");
+    }
+    if (outcome.children_left != 0) {
+        std::string n = outcome.children_left < 0 ? "some" : std::to_string(outcome.children_left);
+        console.warn(n + " process(es) started by the app are still running" +
+                     (outcome.wait_interrupted ? std::string(" (wait interrupted)")
+                                               : " after --wait-children " + std::to_string(o.wait_children_sec) + " s") +
+                     "; not waiting for them: their traces may be incomplete");
+    }
+
+    EndOfRunRequest request;
+    request.run_dir = *run_dir;
+    request.summary = o.summary;
+    request.kernel_filter = o.kernel_filter;
+    request.timeline = timeline_path;
+    request.replace_timeline = replace_timeline;
+    report_run(request, console);
+    return outcome.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // A closed stderr pipe must not kill gprof-run before it hands back the app's status; the app gets the
+    // SIGPIPE disposition gprof-run was started with (supervise.cpp restores it in the child).
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    struct sigaction original {};
+    ::sigaction(SIGPIPE, &ignore, &original);
+    g_sigpipe_was_ignored = original.sa_handler == SIG_IGN;
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-run: internal error: " << e.what() << std::endl;
+        return kOwnFailure;
+    }
+}

@@ -1,0 +1,244 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+
+#include "gprof/version.h"
+
+namespace gprof::launcher {
+namespace {
+
+constexpr const char* kExamples = R"(
+Everything after the application name belongs to the application. Use -- before an application whose name
+starts with '-'. gprof-run's own messages and the summary go to stderr (or --log-file), never to stdout.
+
+Output patterns (-o, --log-file, --timeline): %p pid of gprof-run, %h host name, %q{VAR} value of the
+environment variable VAR (an error if it is not set), %% a literal %.
+
+Exit status: the application's; 128+N if it was killed by signal N; 127 if it was not found, 126 if it could not
+be executed; 2 if gprof-run itself failed before starting it (bad option, output not writable).
+
+Examples:
+  gprof-run ./train --epochs 1
+      run ./train, print the summary on stderr, keep everything in ./gprof-train-<date>-<time>/
+  gprof-run -o prof/run1 --summary full python train.py
+  gprof-run --trace cuda --capture-range nvtx:step@train ./app
+  gprof-run --delay 5 --duration 10 ./server          record seconds 5 to 15 only, let the app run on
+  srun gprof-run -o run.%q{SLURM_PROCID} ./app        one run directory per rank
+  mpirun -n 4 gprof-run -o run.%q{OMPI_COMM_WORLD_RANK} ./app
+  gprof-run --log-file prof.log --no-timeline -- ./app -o out.txt
+)";
+
+// CLI11 2.1 has no setting for a usage line with a trailing command.
+class Formatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App*, std::string) const override {
+        return "Usage: gprof-run [options] [--] app [args...]\n";
+    }
+};
+
+std::string error_text(const std::string& what) {
+    return "gprof-run: error: " + what + "\nRun 'gprof-run --help' for usage.\n";
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+std::string check_trace(std::string_view text, std::string& normalised) {
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string_view::npos) comma = text.size();
+        std::string item(text.substr(start, comma - start));
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (item.empty()) return "--trace: empty item in '" + std::string(text) + "'";
+        if (item != "cuda" && item != "nvtx" && item != "none")
+            return "--trace: unknown item '" + item + "' (known: cuda, nvtx, none)";
+        if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
+        start = comma + 1;
+    }
+    if (std::find(items.begin(), items.end(), "none") != items.end() && items.size() > 1)
+        return "--trace: 'none' cannot be combined with other items";
+    normalised.clear();
+    for (const auto& i : items) normalised += (normalised.empty() ? "" : ",") + i;
+    return {};
+}
+
+std::string check_capture_range(std::string_view text) {
+    if (text == "none" || text == "cudaProfilerApi") return {};
+    if (text == "nvtx" || text == "nvtx:")
+        return "--capture-range nvtx needs a range name: nvtx:NAME or nvtx:NAME@DOMAIN";
+    if (text.substr(0, 5) == "nvtx:") {
+        std::string_view rest = text.substr(5);
+        size_t at = rest.rfind('@');
+        if (at == 0) return "--capture-range: empty range name in '" + std::string(text) + "'";
+        if (at != std::string_view::npos && at + 1 == rest.size())
+            return "--capture-range: empty domain name in '" + std::string(text) + "'";
+        return {};
+    }
+    return "--capture-range: '" + std::string(text) + "' is not none, cudaProfilerApi or nvtx:NAME[@DOMAIN]";
+}
+
+// Plain decimal seconds (digits, optionally a fraction): the collector parses the same text.
+std::string check_seconds(std::string_view text, bool allow_zero) {
+    size_t dot = text.find('.');
+    std::string_view whole = text.substr(0, dot);
+    bool ok = all_digits(whole);
+    if (ok && dot != std::string_view::npos) ok = all_digits(text.substr(dot + 1));
+    if (!ok) return "'" + std::string(text) + "' is not a number of seconds (e.g. 2 or 0.5)";
+    if (!allow_zero && std::strtod(std::string(text).c_str(), nullptr) <= 0.0)
+        return "'" + std::string(text) + "' must be more than 0 seconds";
+    return {};
+}
+
+std::string check_regex(const std::string& text) {
+    try {
+        std::regex re(text, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        return "--kernel-filter: '" + text + "' is not a valid regular expression (" + e.what() + ")";
+    }
+    return {};
+}
+
+ParseResult parse_command_line(int argc, const char* const* argv) {
+    ParseResult result;
+    LaunchOptions o;
+
+    CLI::App app{"gprof-run " GPROF_VERSION
+                 ": profile an unmodified CUDA program and every process it starts.",
+                 "gprof-run"};
+    app.footer(kExamples);
+    app.formatter(std::make_shared<Formatter>());
+    // Everything from the first argument that is not one of ours on belongs to the app.
+    app.prefix_command();
+
+    std::string output, trace, backtrace, capture, delay, duration, log_level, summary, log_file, timeline, wait;
+    bool version = false;
+    app.add_option("-o,--output", output,
+                   "Run directory: traces, timeline.json and summary.txt (default: gprof-<app>-<date>-<time>)")
+        ->type_name("DIR");
+    app.add_option("-t,--trace", trace, "What to record: cuda, nvtx, cuda,nvtx (default) or none")
+        ->type_name("LIST");
+    app.add_flag("--backtrace", backtrace,
+                 "Record a call stack with each CUDA API call; --backtrace=DEPTH for 1-64 frames");
+    app.add_option("-c,--capture-range", capture,
+                   "none (default), cudaProfilerApi, or nvtx:NAME[@DOMAIN]: record only inside that range")
+        ->type_name("RANGE");
+    app.add_option("-y,--delay", delay, "Start recording SEC seconds after each process starts")
+        ->type_name("SEC");
+    app.add_option("-d,--duration", duration, "Stop recording after SEC seconds; the app runs on")
+        ->type_name("SEC");
+    app.add_option("--kernel-filter", o.kernel_filter, "Summarise only kernels whose name matches REGEX")
+        ->type_name("REGEX");
+    app.add_flag("--no-children", o.no_children, "Trace only the app itself, not the processes it starts");
+    app.add_option("--summary", summary, "End-of-run summary: none, brief (default) or full")->type_name("MODE");
+    app.add_option("--log-file", log_file, "Write gprof-run's messages and the summary to PATH, not stderr")
+        ->type_name("PATH");
+    app.add_option("--timeline", timeline, "Where to write the Chrome trace (default: <run dir>/timeline.json)")
+        ->type_name("PATH");
+    app.add_flag("--no-timeline", o.no_timeline, "Do not write the Chrome trace");
+    app.add_option("--wait-children", wait,
+                   "Once the app has exited, wait at most SEC seconds for processes it left running (default 10)")
+        ->type_name("SEC");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error or off")
+        ->type_name("LEVEL");
+    app.add_flag("-f,--force", o.force, "Replace an existing run directory, log file or timeline");
+    app.add_flag("-V,--version", version, "Print the version and exit");
+
+    try {
+        app.parse(argc, const_cast<char**>(argv));
+    } catch (const CLI::CallForHelp&) {
+        result.to_stdout = app.help();
+        return result;
+    } catch (const CLI::ParseError& e) {
+        result.exit_code = 2;
+        result.to_stderr = error_text(e.what());
+        return result;
+    }
+    if (version) {
+        result.to_stdout = std::string(GPROF_PRODUCER) + "\n";
+        return result;
+    }
+
+    auto fail = [&](const std::string& what) {
+        result.exit_code = 2;
+        result.to_stderr = error_text(what);
+        return result;
+    };
+
+    std::vector<std::string> rest = app.remaining();
+    if (!rest.empty() && rest.front() == "--") {
+        rest.erase(rest.begin());
+    } else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-') {
+        return fail("unknown option '" + rest.front() + "' (use -- before an application whose name starts with '-')");
+    }
+    if (rest.empty()) return fail("no application given: gprof-run [options] [--] app [args...]");
+    if (rest.front().empty()) return fail("the application name is empty");
+    o.command = std::move(rest);
+
+    if (app.count("--output")) {
+        if (output.empty()) return fail("--output: empty directory name");
+        o.output = output;
+    }
+    if (app.count("--trace")) {
+        if (auto e = check_trace(trace, o.trace); !e.empty()) return fail(e);
+    }
+    if (app.count("--backtrace")) {
+        if (backtrace == "true") backtrace = "1";  // bare flag: the collector's default depth
+        if (!all_digits(backtrace) || backtrace.size() > 2 || std::stoi(backtrace) < 1 || std::stoi(backtrace) > 64)
+            return fail("--backtrace=" + backtrace + ": the depth must be 1 to 64 frames");
+        o.backtrace = backtrace;
+    }
+    if (app.count("--capture-range")) {
+        if (auto e = check_capture_range(capture); !e.empty()) return fail(e);
+        o.capture_range = capture;
+    }
+    if (app.count("--delay")) {
+        if (auto e = check_seconds(delay, true); !e.empty()) return fail("--delay: " + e);
+        o.delay_sec = delay;
+    }
+    if (app.count("--duration")) {
+        if (auto e = check_seconds(duration, false); !e.empty()) return fail("--duration: " + e);
+        o.duration_sec = duration;
+    }
+    if (app.count("--wait-children")) {
+        if (auto e = check_seconds(wait, true); !e.empty()) return fail("--wait-children: " + e);
+        o.wait_children_sec = std::strtod(wait.c_str(), nullptr);
+    }
+    if (app.count("--kernel-filter")) {
+        if (auto e = check_regex(o.kernel_filter); !e.empty()) return fail(e);
+    }
+    if (app.count("--summary")) {
+        if (summary == "none") o.summary = SummaryChoice::None;
+        else if (summary == "brief") o.summary = SummaryChoice::Brief;
+        else if (summary == "full") o.summary = SummaryChoice::Full;
+        else return fail("--summary: '" + summary + "' is not none, brief or full");
+    }
+    if (app.count("--log-level")) {
+        if (!parse_log_level(log_level, o.console_level))
+            return fail("--log-level: '" + log_level + "' is not trace, debug, info, warn, error or off");
+        o.log_level = log_level;
+    }
+    if (app.count("--log-file")) {
+        if (log_file.empty()) return fail("--log-file: empty path");
+        o.log_file = log_file;
+    }
+    if (app.count("--timeline")) {
+        if (o.no_timeline) return fail("--timeline and --no-timeline contradict each other");
+        if (timeline.empty()) return fail("--timeline: empty path");
+        o.timeline = timeline;
+    }
+    result.options = std::move(o);
+    return result;
+}
+
+}  // namespace gprof::launcher

@@ -1,0 +1,51 @@
+// The command line of gprof-run: `gprof-run [options] [--] app [args...]`. Parsing never exits the process and
+// never prints: it returns what to print and the exit status, so main() decides and tests can check it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "console.h"
+
+namespace gprof::launcher {
+
+enum class SummaryChoice { None, Brief, Full };
+
+struct LaunchOptions {
+    std::optional<std::string> output;        // -o pattern, unexpanded; nullopt: default name in the cwd
+    std::string trace = "cuda,nvtx";          // normalised comma list, or "none"
+    std::optional<std::string> backtrace;     // GPROF_BACKTRACE value: "1" (default depth) or a depth 1..64
+    std::optional<std::string> capture_range; // validated spec
+    std::optional<std::string> delay_sec;     // validated decimal text, passed through as typed
+    std::optional<std::string> duration_sec;
+    std::string kernel_filter;                // validated ECMAScript regex
+    bool no_children = false;
+    std::optional<std::string> log_level;     // as typed, validated
+    LogLevel console_level = LogLevel::Warn;
+    bool force = false;
+    SummaryChoice summary = SummaryChoice::Brief;
+    std::optional<std::string> log_file;      // pattern, unexpanded
+    std::optional<std::string> timeline;      // pattern, unexpanded
+    bool no_timeline = false;
+    double wait_children_sec = 10.0;          // bound on waiting for descendants once the app has exited
+    std::vector<std::string> command;         // app and its arguments, untouched
+};
+
+struct ParseResult {
+    std::optional<LaunchOptions> options;  // set: go on and run the app
+    int exit_code = 0;                     // otherwise: exit with this (0 for --help/--version, 2 for errors)
+    std::string to_stdout;                 // --help / --version text
+    std::string to_stderr;                 // error text, one or a few lines, already prefixed
+};
+
+ParseResult parse_command_line(int argc, const char* const* argv);
+
+// The individual checks, exposed for unit tests. Each returns an empty string when valid, else the reason.
+std::string check_trace(std::string_view text, std::string& normalised);
+std::string check_capture_range(std::string_view text);
+std::string check_seconds(std::string_view text, bool allow_zero);
+std::string check_regex(const std::string& text);
+
+}  // namespace gprof::launcher
