@@ -26,10 +26,21 @@ target_include_directories(gprof_logging SYSTEM INTERFACE
   $<TARGET_PROPERTY:fmt::fmt-header-only,INTERFACE_INCLUDE_DIRECTORIES>)
 target_link_libraries(gprof_logging INTERFACE Threads::Threads)
 
-# Binaries that run outside the target link libstdc++/libgcc statically, so the relocatable tree needs only
-# glibc on the GPU machine.
+# gprof_static_runtime: every binary we ship (gprof-run, gprof-report, the collector, examples, test apps that
+# travel to the GPU machine) links libstdc++ statically, so the relocatable tree needs only glibc there.
+# The glibc floor: built here on glibc 2.36 with GCC 12, two static runtime pieces would raise what the GPU
+# machine needs:
+#   * static libstdc++ (random.o, pulled in by any std::string user) calls arc4random  -> GLIBC_2.36
+#   * static libgcc's unwinder calls _dl_find_object                                   -> GLIBC_2.35
+# So libstdc++ is static with a hidden arc4random of ours (cmake/glibc-floor/arc4random.c), and libgcc_s.so.1
+# comes from the system (present wherever glibc is: glibc itself loads it for thread cancellation). What is left
+# is __libc_start_main@GLIBC_2.34, which every program linked against glibc >= 2.34 needs. See docs/install.md.
+set(GPROF_GLIBC_FLOOR "2.34" CACHE STRING "Highest GLIBC_x.y symbol version installed binaries may require")
+add_library(gprof_glibc_floor OBJECT ${CMAKE_CURRENT_LIST_DIR}/glibc-floor/arc4random.c)
+set_target_properties(gprof_glibc_floor PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden)
 add_library(gprof_static_runtime INTERFACE)
-target_link_options(gprof_static_runtime INTERFACE -static-libstdc++ -static-libgcc)
+target_sources(gprof_static_runtime INTERFACE $<TARGET_OBJECTS:gprof_glibc_floor>)
+target_link_options(gprof_static_runtime INTERFACE -static-libstdc++)
 
 if(GPROF_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)

@@ -8,19 +8,7 @@
 # Nothing is found through absolute paths: binaries find their siblings relative to themselves (GprofLayout.cmake),
 # so the tree works from any prefix and can be moved after installation.
 
-# ----- the glibc floor ----------------------------------------------------------------------------------------
-# Built here on glibc 2.36 with GCC 12. Two static runtime pieces would raise what the GPU machine needs:
-#   * static libstdc++ (random.o, pulled in by any std::string user) calls arc4random  -> GLIBC_2.36
-#   * static libgcc's unwinder calls _dl_find_object                                   -> GLIBC_2.35
-# gprof_portable_runtime avoids both: libstdc++ static, arc4random defined (hidden) by us, libgcc_s.so.1 from the
-# system (present wherever glibc is: glibc itself loads it for thread cancellation). What is left is
-# __libc_start_main@GLIBC_2.34, which every program linked against glibc >= 2.34 needs.
-set(GPROF_GLIBC_FLOOR "2.34" CACHE STRING "Highest GLIBC_x.y symbol version installed binaries may require")
-add_library(gprof_glibc_floor OBJECT ${CMAKE_CURRENT_LIST_DIR}/glibc-floor/arc4random.c)
-set_target_properties(gprof_glibc_floor PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden)
-add_library(gprof_portable_runtime INTERFACE)
-target_sources(gprof_portable_runtime INTERFACE $<TARGET_OBJECTS:gprof_glibc_floor>)
-target_link_options(gprof_portable_runtime INTERFACE -static-libstdc++)
+# The glibc floor (gprof_static_runtime) is set up in GprofDependencies.cmake.
 
 # ----- install rules ------------------------------------------------------------------------------------------
 # RPATH: installed binaries look next to themselves and in lib/gprof-run, never in the build tree.
