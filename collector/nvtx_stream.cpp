@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
 #include "session.h"
@@ -31,11 +32,28 @@ void on_thread_exit(void* p) {
 
 void make_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 
+// Blocks the writer has read, kept for reuse: a fresh 256 KiB malloc is an mmap plus 64 page faults, which
+// would cost a thread several ns per event in a tight NVTX loop. Taken once per block, so a mutex is fine.
+constexpr size_t kPoolMax = 64;  // 16 MiB
+std::mutex g_pool_mutex;
+Block* g_pool = nullptr;
+size_t g_pool_size = 0;
+
 Block* new_block() noexcept {
     size_t now = g_bytes_in_flight.fetch_add(sizeof(Block), std::memory_order_relaxed);
     if (now + sizeof(Block) > kMaxBytesInFlight) {
         g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
         return nullptr;
+    }
+    {
+        std::lock_guard lock(g_pool_mutex);
+        if (Block* b = g_pool) {
+            g_pool = b->next.load(std::memory_order_relaxed);
+            --g_pool_size;
+            b->next.store(nullptr, std::memory_order_relaxed);
+            b->committed.store(0, std::memory_order_relaxed);
+            return b;
+        }
     }
     void* mem = std::malloc(sizeof(Block));
     if (!mem) {
@@ -49,9 +67,18 @@ Block* new_block() noexcept {
 
 void free_block(Block* b) noexcept {
     if (!b) return;
+    g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
+    {
+        std::lock_guard lock(g_pool_mutex);
+        if (g_pool_size < kPoolMax) {
+            b->next.store(g_pool, std::memory_order_relaxed);
+            g_pool = b;
+            ++g_pool_size;
+            return;
+        }
+    }
     b->~Block();
     std::free(b);
-    g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
 }
 
 ThreadStream* current_stream() noexcept {
@@ -111,6 +138,7 @@ void reset_after_fork() noexcept {
     // writer: leak them and start again. The depth of the forking thread restarts at 0.
     g_streams.store(nullptr, std::memory_order_relaxed);
     g_bytes_in_flight.store(0, std::memory_order_relaxed);
+    new (&g_pool_mutex) std::mutex();  // may have been held by a thread that does not exist here
     if (t_stream) pthread_setspecific(g_exit_key, nullptr);  // the key exists once a stream was made
     t_stream = nullptr;
 }
