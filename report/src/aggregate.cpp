@@ -60,6 +60,13 @@ std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
     return out;
 }
 
+size_t Aggregate::damaged_traces() const {
+    size_t n = unreadable_traces;
+    for (const auto& p : processes)
+        if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++n;
+    return n;
+}
+
 std::string memop_row_name(MemcpyKind kind) { return "[CUDA memcpy " + std::string(memcpy_kind_name(kind)) + "]"; }
 
 std::string memop_nsys_name(MemcpyKind kind) {
@@ -181,6 +188,7 @@ public:
             p.first_ns = ctx.to_run_ns(first_);
             p.last_ns = ctx.to_run_ns(last_);
         }
+        p.read_stats = ctx.reader->stats();
         std::string label = trace_label(p.path);
         for (const auto& w : ctx.reader->warnings()) out_.warnings.push_back(label + ": " + w);
         if (p.dropped)
@@ -334,6 +342,7 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     cb.record = [&](const StreamContext&, const Record& r) { agg.record(r); };
     cb.end = [&](const StreamContext& ctx) { agg.end(ctx); };
     cb.unreadable = [&](const std::filesystem::path& path, const std::string& msg) {
+        ++out.unreadable_traces;
         out.warnings.push_back(trace_label(path) + ": " + msg);
     };
     stream_run(traces, options.filter, cb);

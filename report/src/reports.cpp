@@ -541,7 +541,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
     Aggregate agg;
     Run run;
     std::vector<std::string> warnings;
-    size_t readable = 0;
+    size_t readable = 0, damaged = 0;
     if (need_agg) {
         AggregateOptions ao;
         ao.filter = options.filter;
@@ -550,6 +550,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         agg = aggregate_run(traces, ao);
         warnings = agg.warnings;
         readable = agg.processes.size();
+        damaged = agg.damaged_traces();
     }
     if (need_model) {
         LoadOptions lo;
@@ -558,6 +559,9 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         if (!need_agg) {
             warnings = run.all_warnings();
             readable = run.processes.size();
+            damaged = run.warnings.size();
+            for (const auto& p : run.processes)
+                if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++damaged;
         }
     }
     if (readable == 0 && options.filter.pids.empty()) {
@@ -625,6 +629,12 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             render_table(t, ro, out);
             first = false;
         }
+    }
+    if (damaged && !options.ignore_damage) {
+        err << "gprof-report: error: " << damaged << (damaged == 1 ? " trace was" : " traces were")
+            << " damaged or unreadable (see the warnings above); the report shows what was intact "
+               "(--ignore-damage exits 0)\n";
+        return 2;
     }
     return 0;
 }

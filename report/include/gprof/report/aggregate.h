@@ -50,6 +50,7 @@ struct ProcessInfo {
     uint64_t records = 0;               // records surfaced (after filters)
     uint64_t dropped = 0;
     bool complete = false;              // End record present
+    trace::ReadStats read_stats;        // damage counters (truncated / corrupt bytes)
     std::vector<std::string> status_lines;  // "Cupti warning: CUPTI unavailable: ..." (level >= Warning first)
     std::vector<std::string> thread_names;  // "tid name"
 };
@@ -75,6 +76,9 @@ struct Aggregate {
     int64_t first_ns = 0, last_ns = 0;  // run axis
     uint64_t records = 0, dropped = 0;
     uint64_t unmatched_gpu_ops = 0;     // GPU ops without a launching API call in the trace
+    size_t unreadable_traces = 0;       // files refused outright (not a trace, newer major version, ...)
+    // Traces that were damaged (cut or corrupt bytes) or could not be read: reports still show what is intact.
+    size_t damaged_traces() const;
 
     std::vector<const KeyData*> of(KeyCategory c) const;  // sorted by total time, descending; ties by name
 };

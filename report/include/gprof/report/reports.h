@@ -28,10 +28,12 @@ struct ReportOptions {
     TimeUnit time_unit = TimeUnit::Ns;
     Filter filter;
     size_t brief_rows = 0;  // summary: rows per section in the console table; 0 = all
+    bool ignore_damage = false;  // exit 0 even when a trace was cut, corrupt or unreadable
 };
 
 // Runs the reports over the traces and writes them to `out`. Warnings go to `err` (never into csv/json on `out`;
-// JSON also carries them under "warnings"). Returns 0, or 2 when no trace could be read. Throws
+// JSON also carries them under "warnings"). Returns 0; 2 when no trace could be read, or when one was damaged
+// (cut, corrupt or unreadable: the reports still show what was intact) unless ignore_damage. Throws
 // std::invalid_argument for bad options (unknown report, csv with several reports).
 int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
                 std::ostream& err);

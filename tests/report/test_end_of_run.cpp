@@ -1,0 +1,93 @@
+// finish_run(): what gprof-run calls after the app ends. Never throws, always explains.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "golden_util.h"
+#include "gprof/report/end_of_run.h"
+#include "report_fixture.h"
+
+using namespace gprof::report;
+using namespace gprof::testing;
+
+TEST_CASE("finish_run: summary, summary.txt and timeline", "[end_of_run]") {
+    TempDir dir;
+    write_small_run(dir);
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary = SummaryMode::Brief;
+    o.summary_out = &out;
+    o.timeline_path = dir.path() / "timeline.json";
+    auto r = finish_run(o);
+    CHECK(r.ok);
+    REQUIRE(r.traces.size() == 1);
+    REQUIRE(r.summary_file);
+    REQUIRE(r.timeline);
+    check_golden("end_of_run_brief.txt", out.str());
+    std::ifstream s(*r.summary_file);
+    std::string text((std::istreambuf_iterator<char>(s)), {});
+    CHECK(text.find("NVTX result:") != std::string::npos);  // the file always has the full summary
+    std::ifstream t(*r.timeline);
+    CHECK(nlohmann::json::parse(t).contains("traceEvents"));
+    bool dropped_warned = false;
+    for (const auto& w : r.warnings) dropped_warned |= w.find("dropped") != std::string::npos;
+    CHECK(dropped_warned);
+}
+
+TEST_CASE("finish_run: full summary and none", "[end_of_run]") {
+    TempDir dir;
+    write_small_run(dir);
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary = SummaryMode::Full;
+    o.summary_out = &out;
+    o.write_summary_file = false;
+    auto r = finish_run(o);
+    CHECK(r.ok);
+    CHECK_FALSE(r.summary_file);
+    CHECK(out.str().find("NVTX result:") != std::string::npos);
+    std::ostringstream none;
+    o.summary = SummaryMode::None;
+    o.summary_out = &none;
+    finish_run(o);
+    CHECK(none.str().empty());
+}
+
+TEST_CASE("finish_run: empty, missing and unwritable run directories never throw", "[end_of_run]") {
+    TempDir dir;
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary_out = &out;
+    auto r = finish_run(o);
+    CHECK(r.traces.empty());
+    CHECK_FALSE(r.warnings.empty());
+    CHECK(out.str().find("no trace") != std::string::npos);
+
+    o.run_dir = dir.path() / "does-not-exist";
+    CHECK_NOTHROW(finish_run(o));
+
+    write_small_run(dir);
+    o.run_dir = dir.path();
+    o.timeline_path = dir.path() / "no-such-dir" / "t.json";
+    auto bad = finish_run(o);
+    CHECK_FALSE(bad.ok);
+    CHECK_FALSE(bad.timeline);
+}
+
+TEST_CASE("finish_run: a trace from a process that died still reports", "[end_of_run]") {
+    TempDir dir;
+    write_trace(dir.file("app.77.gprof"), fill_small_run, /*finish=*/false, test_header(77));
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary_out = &out;
+    auto r = finish_run(o);
+    CHECK(r.ok);
+    CHECK(out.str().find("did not finish normally") != std::string::npos);
+    CHECK(out.str().find("GPU activities:") != std::string::npos);
+}

@@ -1,0 +1,211 @@
+// The Chrome trace parsed back: required fields, nesting per track, flow pairs, sort order, counters.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "golden_util.h"
+#include "gprof/report/timeline.h"
+#include "report_fixture.h"
+
+using namespace gprof::report;
+using namespace gprof::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Parsed {
+    std::string text;
+    json doc;
+    TimelineStats stats;
+};
+
+Parsed timeline_of(const std::vector<std::filesystem::path>& inputs) {
+    Run run = load_run(inputs);
+    Parsed p;
+    p.stats = timeline_to_string(run, p.text);
+    p.doc = json::parse(p.text);
+    return p;
+}
+
+// ts/dur in ns, exactly (three decimals of us).
+int64_t ns(const json& v) { return static_cast<int64_t>(std::llround(v.get<double>() * 1000.0)); }
+
+}  // namespace
+
+TEST_CASE("timeline golden", "[timeline][golden]") {
+    TempDir dir;
+    write_small_run(dir);
+    check_golden("timeline.json", timeline_of({dir.path()}).text);
+}
+
+TEST_CASE("timeline: object form, base time, required fields, three decimals", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    auto p = timeline_of({dir.path()});
+    const json& d = p.doc;
+    REQUIRE(d.is_object());
+    REQUIRE(d.contains("traceEvents"));
+    CHECK(d["baseTimeNanoseconds"] == 1'700'000'000'000'000'000LL);
+    CHECK(d["schemaVersion"] == 1);
+    for (const auto& e : d["traceEvents"]) {
+        REQUIRE(e.contains("ph"));
+        REQUIRE(e.contains("pid"));
+        std::string ph = e["ph"];
+        if (ph == "M") {
+            CHECK(e["args"].is_object());
+            continue;
+        }
+        REQUIRE(e.contains("ts"));
+        REQUIRE(e.contains("name"));
+        if (ph == "X") {
+            REQUIRE(e.contains("dur"));
+            REQUIRE(e.contains("tid"));
+            CHECK(e["dur"].get<double>() >= 0);
+        }
+    }
+    // Every ts and dur carries exactly three decimals (no ns lost, no float noise).
+    std::regex bad("\"(ts|dur)\":-?[0-9]+(,|\\}|\\.[0-9]{0,2}[,}]|\\.[0-9]{4,})");
+    CHECK_FALSE(std::regex_search(p.text, bad));
+}
+
+TEST_CASE("timeline: nothing overlaps on one track; overflow and unmatched are counted", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    auto p = timeline_of({dir.path()});
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>> tracks;
+    std::set<int64_t> gpu_pids;
+    for (const auto& e : p.doc["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        int64_t s = ns(e["ts"]);
+        tracks[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}].push_back({s, s + ns(e["dur"])});
+        std::string cat = e["cat"];
+        if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") gpu_pids.insert(e["pid"].get<int64_t>());
+    }
+    for (auto& [key, slices] : tracks) {
+        std::sort(slices.begin(), slices.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+        bool gpu = gpu_pids.count(key.first) > 0;
+        std::vector<int64_t> open;
+        for (const auto& [s, e] : slices) {
+            while (!open.empty() && open.back() <= s) open.pop_back();
+            if (gpu) {
+                INFO("GPU track " << key.first << "/" << key.second << " slice at " << s);
+                CHECK(open.empty());  // GPU ops on one stream never overlap, not even nested
+            } else if (!open.empty()) {
+                INFO("CPU track " << key.first << "/" << key.second << " slice at " << s);
+                CHECK(e <= open.back());  // nests inside its parent
+            }
+            open.push_back(e);
+        }
+    }
+    CHECK(p.stats.overflow_slices == 2);    // the orphan kernel and the crossing "decode" range
+    CHECK(p.stats.unmatched_gpu_ops == 1);  // the orphan kernel: drawn, counted
+    bool orphan_drawn = false;
+    for (const auto& e : p.doc["traceEvents"])
+        if (e["ph"] == "X" && e["name"] == "other_kernel()" && e["args"]["correlation"] == 999) orphan_drawn = true;
+    CHECK(orphan_drawn);
+}
+
+TEST_CASE("timeline: flow pairs bind (kineto ac2g)", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    auto p = timeline_of({dir.path()});
+    const auto& ev = p.doc["traceEvents"];
+    std::map<uint64_t, json> s_events, f_events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+        const auto& e = ev[i];
+        if (e["ph"] != "s" && e["ph"] != "f") continue;
+        CHECK(e["cat"] == "ac2g");
+        CHECK(e["name"] == "ac2g");
+        // The slice a flow binds to was written before it, on the same pid/tid, enclosing its ts.
+        bool bound = false;
+        for (size_t j = i; j-- > 0;) {
+            const auto& x = ev[j];
+            if (x["ph"] != "X" || x["pid"] != e["pid"] || x["tid"] != e["tid"]) continue;
+            int64_t s = ns(x["ts"]), t = ns(e["ts"]);
+            if (e["ph"] == "s" ? s == t : (s <= t && t <= s + ns(x["dur"]))) {
+                bound = true;
+                CHECK(x["args"]["correlation"] == e["id"]);
+                break;
+            }
+        }
+        CHECK(bound);
+        if (e["ph"] == "s") s_events[e["id"]] = e;
+        else {
+            CHECK(e["bp"] == "e");
+            f_events[e["id"]] = e;
+        }
+    }
+    CHECK(f_events.size() == 10);  // 3 steps x (kernel, memcpy, memset) + the device-1 kernel
+    for (const auto& [id, f] : f_events) {
+        REQUIRE(s_events.count(id));
+        CHECK(ns(s_events[id]["ts"]) <= ns(f["ts"]));
+    }
+    CHECK(p.stats.flows == 10);
+}
+
+TEST_CASE("timeline: names, sort order, counters, args", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    auto p = timeline_of({dir.path()});
+    std::map<int64_t, int64_t> sort;
+    std::map<int64_t, std::string> pname;
+    std::set<std::string> thread_names;
+    std::vector<int64_t> counter;
+    for (const auto& e : p.doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "process_sort_index") sort[e["pid"]] = e["args"]["sort_index"];
+        if (e["ph"] == "M" && e["name"] == "process_name") pname[e["pid"]] = e["args"]["name"];
+        if (e["ph"] == "M" && e["name"] == "thread_name") thread_names.insert(e["args"]["name"].get<std::string>());
+        if (e["ph"] == "C") counter.push_back(e["args"]["bytes"]);
+        if (e["ph"] == "X" && e["cat"] == "kernel" && e["args"]["correlation"] == 10) {
+            CHECK(e["args"]["grid"] == json::array({256, 1, 1}));
+            CHECK(e["args"]["block"] == json::array({128, 1, 1}));
+            CHECK(e["args"]["registers per thread"] == 32);
+            CHECK(e["args"]["static shared memory"] == 1024);
+            CHECK(e["args"]["dynamic shared memory"] == 2048);
+            CHECK(e["args"]["stream"] == 7);
+            CHECK(e["args"]["device"] == 0);
+        }
+        if (e["ph"] == "X" && e["cat"] == "gpu_memcpy" && e["args"]["correlation"] == 11) {
+            CHECK(e["name"] == "Memcpy HtoD (Pageable -> Device)");
+            CHECK(e["args"]["bytes"] == 1000000);
+            CHECK(e["args"]["memory bandwidth (GB/s)"].get<double>() == Approx(100.0));
+        }
+    }
+    REQUIRE(pname.count(4242));
+    CHECK(pname[4242] == "app (pid 4242)");
+    for (const auto& [pid, idx] : sort)
+        if (pid != 4242) CHECK(idx > sort[4242]);  // GPUs below the CPU process
+    CHECK(thread_names.count("main (100)"));
+    CHECK(thread_names.count("stream 7"));
+    CHECK(thread_names.count("stream 7 (overlap 1)"));
+    CHECK(counter == std::vector<int64_t>{1000000, 3000000, 2000000});
+}
+
+TEST_CASE("timeline: gzip file", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    Run run = load_run({dir.path()});
+    TimelineOptions o;
+    o.gzip = true;
+    auto st = write_timeline(run, dir.file("t.json.gz"), o);
+    if (timeline_gzip_available()) {
+        CHECK(st.gzipped);
+        std::ifstream in(dir.file("t.json.gz"), std::ios::binary);
+        unsigned char magic[2] = {};
+        in.read(reinterpret_cast<char*>(magic), 2);
+        CHECK(magic[0] == 0x1f);
+        CHECK(magic[1] == 0x8b);
+        CHECK(st.file_bytes < st.json_bytes);
+    } else {
+        CHECK_FALSE(st.warnings.empty());
+    }
+    TimelineOptions tiny;
+    tiny.too_big_bytes = 100;
+    auto st2 = write_timeline(run, dir.file("t.json"), tiny);
+    bool warned = false;
+    for (const auto& w : st2.warnings) warned |= w.find("Perfetto") != std::string::npos;
+    CHECK(warned);
+}
