@@ -247,7 +247,7 @@ std::vector<AnalysisSlice> analysis_timeline_slices(const AnalysisResult& a) {
     }
     for (size_t i = 0; i < a.steps.steps.size(); ++i) {
         const Step& s = a.steps.steps[i];
-        out.push_back({"steps (pid " + std::to_string(s.process) + ")", s.start, s.duration(), s.name,
+        out.push_back({s.process == 0 ? std::string("steps") : "steps #" + std::to_string(s.process), s.start, s.duration(), s.name,
                        {{"gpu_busy_ns", a.steps.gpu_ns[i]}}});
     }
     return out;

@@ -169,7 +169,7 @@ TEST_CASE("thresholds, metric and per-key rules are honoured") {
     CHECK(find(shown, "kernel:gemm")->status == DiffStatus::Regression);
 }
 
-TEST_CASE("--by-launch-config keys kernels by name, grid and block") {
+TEST_CASE("by-launch-config keys kernels by name, grid and block") {
     TempDir tmp;
     auto dir = tmp.path() / "run";
     testing::write_run(dir, [](testing::Synth& s) {
