@@ -3,15 +3,18 @@
 #include <cstdlib>
 #include <new>
 
+#include <unistd.h>
+
 namespace gprof::collector::cupti {
 
 // Kept in the 16 bytes in front of every buffer handed out: free() needs the pointer malloc returned, not
 // the aligned one CUPTI sees (the samples' pitfall).
 struct BufferPool::Header {
     void* raw;
-    uint64_t magic;
+    uint32_t magic;
+    int32_t owner;  // pid of the process that handed it to CUPTI
 };
-static constexpr uint64_t kMagic = 0x6770726f66627566ull;  // "gprofbuf"
+static constexpr uint32_t kMagic = 0x67627566u;  // "gbuf"
 static constexpr size_t kAlign = 8;
 
 BufferPool::~BufferPool() {
@@ -42,6 +45,7 @@ uint8_t* BufferPool::acquire() {
             free_.pop_back();
             stats_.idle = free_.size();
             ++stats_.outstanding;
+            reinterpret_cast<Header*>(b - sizeof(Header))->owner = static_cast<int32_t>(::getpid());
             return b;
         }
         if (may_refuse_ && max_outstanding_ != 0 && stats_.outstanding >= max_outstanding_) {
@@ -66,6 +70,7 @@ uint8_t* BufferPool::acquire() {
     auto* header = reinterpret_cast<Header*>(buffer - sizeof(Header));
     header->raw = raw;
     header->magic = kMagic;
+    header->owner = static_cast<int32_t>(::getpid());
     return buffer;
 }
 
@@ -89,6 +94,14 @@ void BufferPool::free_buffer(uint8_t* buffer) {
     header->magic = 0;
     std::free(header->raw);
 }
+
+bool BufferPool::acquired_by_this_process(const uint8_t* buffer) {
+    if (!buffer) return true;
+    auto* header = reinterpret_cast<const Header*>(buffer - sizeof(Header));
+    return header->magic != kMagic || header->owner == static_cast<int32_t>(::getpid());
+}
+
+void BufferPool::reset_after_fork() { new (&mutex_) std::mutex(); }
 
 BufferPool::Stats BufferPool::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);

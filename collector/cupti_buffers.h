@@ -41,6 +41,12 @@ public:
     void release(uint8_t* buffer);
 
     size_t buffer_size() const { return buffer_bytes_; }
+
+    // False for a buffer handed out before a fork, by the parent: in the child such a buffer holds the
+    // parent's records (the parent delivers its own copy), so the child must not translate it.
+    static bool acquired_by_this_process(const uint8_t* buffer);
+    // In a forked child: the pool's mutex may have been held by a parent thread that does not exist here.
+    void reset_after_fork();
     Stats stats() const;
 
 private:

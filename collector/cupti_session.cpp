@@ -171,6 +171,20 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 
     CUptiResult rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && forked_child_ && parent_subscriber_) {
+        // A forked child re-initialising CUDA: the subscriber CUPTI knows is our parent's copy, not another
+        // profiler. Drop it and subscribe again (to be confirmed on a GPU; a refusal is reported below).
+        api.Unsubscribe(parent_subscriber_);
+        parent_subscriber_ = nullptr;
+        rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+        if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            subscriber_ = nullptr;
+            result.code = static_cast<int32_t>(rc);
+            result.reason = "CUPTI unavailable: in this forked child CUPTI still holds the parent's subscription (" +
+                            result_name(api_, rc) + "): no GPU activity is recorded for the child";
+            return result;
+        }
+    }
     if (rc != CUPTI_SUCCESS) {
         subscriber_ = nullptr;
         result.code = static_cast<int32_t>(rc);
@@ -359,8 +373,13 @@ void Session::abandon_after_fork() {
     // InitializeInjection). The mutexes may have been held by a parent thread that does not exist here.
     new (&start_mutex_) std::mutex();
     new (&state_mutex_) std::mutex();
+    buffer_pool().reset_after_fork();
     start_attempted_ = false;
     start_result_ = StartResult{};
+    if (subscriber_) {
+        parent_subscriber_ = subscriber_;
+        forked_child_ = true;
+    }
     subscriber_ = nullptr;
     enabled_.clear();
     in_profiler_range_.store(false);
@@ -392,6 +411,12 @@ void Session::on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffe
     buffers_completed_.fetch_add(1, std::memory_order_relaxed);
     Pipeline* p = pipeline_.load(std::memory_order_acquire);
     if (abandoned_.load(std::memory_order_acquire)) p = nullptr;
+    // Only ever the buffers of our own pool reach here (CUPTI gets no others).
+    if (buffer && !BufferPool::acquired_by_this_process(buffer)) {
+        // Filled before a fork, by the parent: its records are the parent's, who writes them itself.
+        release_buffer(buffer);
+        return;
+    }
     try {
         // Records CUPTI could not store are counted per buffer; write the count, never lose it silently.
         size_t dropped = 0;

@@ -121,6 +121,8 @@ private:
     Translator translator_;  // per session: its name caches belong to this session's writer
     std::atomic<Pipeline*> pipeline_{nullptr};
     CUpti_SubscriberHandle subscriber_ = nullptr;
+    CUpti_SubscriberHandle parent_subscriber_ = nullptr;  // in a forked child: the parent's, inherited
+    bool forked_child_ = false;
     SessionOptions options_;
     std::atomic<bool> started_{false};
     std::atomic<bool> abandoned_{false};

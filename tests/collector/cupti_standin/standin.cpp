@@ -4,6 +4,7 @@
 // profiler start/stop callbacks, a flush that hangs. See standin_control.h. Never installed.
 #include <cupti.h>
 
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -89,6 +91,13 @@ State& st() {
     std::call_once(s->script_once, [] {
         s->script = read_script();
         s->dropped_pending = s->script.drop_first;
+        // Modelled: a forked child's CUPTI starts with no buffer of its own (the parent's half-filled one stays
+        // the parent's). How the real CUPTI behaves here is to be confirmed on a GPU (docs/cupti.md, Fork).
+        pthread_atfork(nullptr, nullptr, [] {
+            new (&s->mutex) std::recursive_mutex();
+            s->buffer = nullptr;
+            s->size = s->used = 0;
+        });
     });
     return *s;
 }

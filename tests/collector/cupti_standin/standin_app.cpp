@@ -1,0 +1,112 @@
+// A test program playing a CUDA application against the CUPTI stand-in, with the collector injected the way
+// gprof-run injects it (LD_PRELOAD + CUDA_INJECTION64_PATH + GPROF_CUPTI_LIB=<stand-in>). It does what the CUDA
+// driver would do during cuInit: dlopen CUDA_INJECTION64_PATH and call InitializeInjection. Then it drives the
+// stand-in's gprof_test_standin_* functions as if it made CUDA calls.
+//
+//   test_cupti_standin_app <mode> [n]
+//     basic N       N kernel launches + memcpys, then a normal exit (exit flush)
+//     dropped N     N launches, with 1000 records reported dropped by CUPTI
+//     profiler N    N launches before, inside and after a cudaProfilerStart/Stop range (N each)
+//     periodic N    N launches, sleep 600 ms (> periodic flush), then SIGKILL itself
+//     crash N       N launches, sleep 600 ms, then SIGSEGV
+//     fork N        N launches, fork; the child re-initialises (InitializeInjection), launches N, exits
+//     exit-hang N   N launches, exit normally while the forced flush hangs (GPROF_TEST_STANDIN_SCRIPT=flush-hang)
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <cupti.h>
+
+#include "standin_control.h"
+
+namespace {
+
+void* g_standin = nullptr;
+
+template <class F>
+F fn(const char* name) {
+    auto f = reinterpret_cast<F>(dlsym(g_standin, name));
+    if (!f) {
+        std::fprintf(stderr, "standin_app: %s missing\n", name);
+        std::exit(3);
+    }
+    return f;
+}
+#define SI(name) fn<decltype(&name)>(#name)
+
+void initialize_injection() {
+    const char* path = std::getenv("CUDA_INJECTION64_PATH");
+    if (!path) return;
+    void* h = dlopen(path, RTLD_NOW);
+    if (!h) {
+        std::fprintf(stderr, "standin_app: %s\n", dlerror());
+        std::exit(3);
+    }
+    auto init = reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection"));
+    if (init) init();
+}
+
+void launches(int n, const char* kernel) {
+    for (int i = 0; i < n; ++i) {
+        SI(gprof_test_standin_launch_kernel)(kernel, 7);
+        SI(gprof_test_standin_memcpy)(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) return 2;
+    const char* mode = argv[1];
+    int n = argc > 2 ? std::atoi(argv[2]) : 100;
+    const char* lib = std::getenv("GPROF_CUPTI_LIB");
+    if (!lib) return 2;
+    // The collector's session loads the stand-in itself; open the same object to drive it.
+    initialize_injection();
+    g_standin = dlopen(lib, RTLD_NOW);
+    if (!g_standin) return 3;
+    SI(gprof_test_standin_context_created)(0);
+
+    if (!std::strcmp(mode, "basic") || !std::strcmp(mode, "exit-hang")) {
+        launches(n, "_Z6kernelv");
+    } else if (!std::strcmp(mode, "dropped")) {
+        launches(n, "_Z6kernelv");
+        SI(gprof_test_standin_add_dropped)(1000);
+        launches(1, "_Z6kernelv");
+    } else if (!std::strcmp(mode, "profiler")) {
+        launches(n, "_Z6beforev");
+        SI(gprof_test_standin_profiler_start)();
+        launches(n, "_Z6insidev");
+        SI(gprof_test_standin_profiler_stop)();
+        launches(n, "_Z5afterv");
+    } else if (!std::strcmp(mode, "periodic") || !std::strcmp(mode, "crash")) {
+        launches(n, "_Z6kernelv");
+        std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        if (!std::strcmp(mode, "periodic")) ::kill(::getpid(), SIGKILL);
+        ::raise(SIGSEGV);
+    } else if (!std::strcmp(mode, "fork")) {
+        launches(n, "_Z6parentv");
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            initialize_injection();  // the driver re-initialising in the child
+            launches(n, "_Z5childv");
+            std::exit(0);
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        launches(1, "_Z6parentv");
+        std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else {
+        return 2;
+    }
+    std::printf("done %s\n", mode);
+    return 0;
+}

@@ -1,0 +1,174 @@
+// End to end: libgprof-collector.so injected into a test program, with the CUPTI stand-in as its libcupti
+// (GPROF_CUPTI_LIB). Exit flush, periodic flush before SIGKILL, crash, dropped records, profiler range, fork,
+// a hanging forced flush at exit, and a refused subscription.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+
+#include "collector_run.h"
+
+using namespace gprof;
+using namespace gprof::testing;
+
+namespace {
+
+struct E2E {
+    TempDir dir;
+    RunResult run;
+    double seconds = 0;
+
+    E2E(const std::string& mode, int n, std::map<std::string, std::string> extra = {}) {
+        auto env = collector_env(dir.path().string());
+        env["GPROF_CUPTI_LIB"] = GPROF_TEST_CUPTI_STANDIN;
+        env["GPROF_TEST_STANDIN_SCRIPT"] = "\x01";
+        for (auto& [k, v] : extra) env[k] = v;
+        auto t0 = std::chrono::steady_clock::now();
+        run = run_program({test_program("test_cupti_standin_app"), mode, std::to_string(n)}, env, dir.path().string());
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    std::vector<LoadedTrace> traces() const {
+        std::vector<LoadedTrace> out;
+        for (auto& p : traces_in(dir.path().string())) out.push_back(load_trace(p.string()));
+        return out;
+    }
+};
+
+std::vector<std::string> kernel_names(const std::string& path) {
+    trace::TraceReader reader(path);
+    std::vector<std::string> names;
+    trace::Record r;
+    while (reader.next(r))
+        if (r.kind == trace::RecordKind::Kernel) names.emplace_back(reader.string(r.kernel.name));
+    return names;
+}
+
+bool has_status(const LoadedTrace& t, const std::string& text) {
+    for (auto& m : t.status_messages())
+        if (m.find(text) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: GPU records of the stand-in reach the trace, the exit flush completes it", "[cupti][e2e]") {
+    E2E e("basic", 500);
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    CHECK(e.run.out == "done basic\n");
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const auto& t = ts[0];
+    CHECK(t.stats.has_end);
+    CHECK(t.count(trace::RecordKind::Kernel) == 500);
+    CHECK(t.count(trace::RecordKind::Memcpy) == 500);
+    CHECK(t.count(trace::RecordKind::ApiCall) == 1000);
+    CHECK(t.count(trace::RecordKind::CudaInfo) >= 1);
+    CHECK_FALSE(has_status(t, "CUPTI unavailable"));
+    CHECK(has_status(t, "loaded from"));
+}
+
+TEST_CASE("e2e: records dropped by CUPTI are counted in the trace", "[cupti][e2e]") {
+    E2E e("dropped", 50);
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    CHECK(ts[0].dropped(trace::DropSource::CuptiBuffer) == 1000);
+    CHECK(ts[0].count(trace::RecordKind::Kernel) == 51);
+}
+
+TEST_CASE("e2e: cudaProfilerApi capture range records only inside it", "[cupti][e2e]") {
+    E2E e("profiler", 40, {{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto paths = traces_in(e.dir.path().string());
+    REQUIRE(paths.size() == 1);
+    auto names = kernel_names(paths[0].string());
+    CHECK(names == std::vector<std::string>(40, "_Z6insidev"));
+    auto t = load_trace(paths[0].string());
+    int starts = 0, stops = 0;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::Capture && r.capture.reason == trace::CaptureReason::ProfilerApi)
+            (r.capture.action == trace::CaptureAction::Start ? starts : stops)++;
+    CHECK(starts == 1);
+    CHECK(stops == 1);
+}
+
+TEST_CASE("e2e: the periodic flush saves GPU records from SIGKILL", "[cupti][e2e]") {
+    E2E e("periodic", 300);
+    INFO(e.run.err);
+    CHECK(e.run.signal() == SIGKILL);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    CHECK_FALSE(ts[0].stats.has_end);
+    CHECK(ts[0].count(trace::RecordKind::Kernel) == 300);
+}
+
+TEST_CASE("e2e: a crash keeps GPU records older than the flush period", "[cupti][e2e]") {
+    E2E e("crash", 300);
+    INFO(e.run.err);
+    CHECK(e.run.signal() == SIGSEGV);  // exit status unchanged by the collector
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    CHECK(ts[0].count(trace::RecordKind::Kernel) == 300);
+}
+
+TEST_CASE("e2e: a forced flush that hangs cannot hang the exit", "[cupti][e2e]") {
+    E2E e("exit-hang", 20, {{"GPROF_TEST_STANDIN_SCRIPT", "flush-hang"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    CHECK(e.run.out == "done exit-hang\n");
+    CHECK(e.seconds < 15);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    // What the periodic flush delivered is there; the watchdog's verdict is stated.
+    CHECK(has_status(ts[0], "timed out"));
+}
+
+TEST_CASE("e2e: another profiler's CUPTI subscriber: one stderr line, app unharmed, reason in the trace",
+          "[cupti][e2e]") {
+    E2E e("basic", 10, {{"GPROF_TEST_STANDIN_SCRIPT", "multiple-subscribers"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    CHECK(e.run.out == "done basic\n");
+    size_t lines = 0;
+    for (size_t p = 0; (p = e.run.err.find("another profiler", p)) != std::string::npos; ++p) ++lines;
+    CHECK(lines == 1);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    CHECK(has_status(ts[0], "another profiler already uses CUPTI"));
+    CHECK(ts[0].count(trace::RecordKind::Kernel) == 0);
+    CHECK(ts[0].stats.has_end);
+}
+
+TEST_CASE("e2e: fork: parent and child each trace their own GPU work", "[cupti][e2e]") {
+    E2E e("fork", 30);
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    CHECK(e.run.out.find("child 0") != std::string::npos);
+    auto paths = traces_in(e.dir.path().string());
+    REQUIRE(paths.size() == 2);  // the child gets its own trace file
+    size_t parent_kernels = 0, child_kernels = 0;
+    for (auto& p : paths) {
+        auto names = kernel_names(p.string());
+        auto t = load_trace(p.string());
+        bool is_child = false;
+        for (auto& n : names) is_child |= n == "_Z5childv";
+        size_t parents = 0;
+        for (auto& n : names) parents += n == "_Z6parentv";
+        if (parents > 0) {
+            parent_kernels = parents;
+            CHECK(names.size() == parents);  // nothing of the child in the parent's file
+        } else {
+            child_kernels = names.size();
+            CHECK(is_child);
+            // The inherited subscription is the parent's, not another profiler's.
+            CHECK_FALSE(has_status(t, "another profiler"));
+        }
+    }
+    CHECK(parent_kernels == 31);
+    CHECK(child_kernels == 30);
+}
