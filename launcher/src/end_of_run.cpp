@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <iostream>
 
 #ifdef GPROF_HAVE_REPORT
 #include "gprof/report/end_of_run.h"
@@ -34,13 +33,11 @@ bool report_run(const EndOfRunRequest& request, Console& console) {
     console.warn("run directory: " + request.run_dir.string() + " (" + traces + ")");
     if (result.timeline) console.warn("timeline:      " + result.timeline->string() + " (open in ui.perfetto.dev)");
     if (result.summary_file) console.warn("summary:       " + result.summary_file->string());
-    if (console.redirected()) std::cerr << "gprof-run: messages and summary in " << console.log_path() << std::endl;
     return result.ok;
 #else
     console.warn("run directory: " + request.run_dir.string());
     console.warn("this gprof-run was built without the report library: no summary or timeline; summarise the run "
                  "with `gprof-report " + request.run_dir.string() + "`");
-    if (console.redirected()) std::cerr << "gprof-run: messages in " << console.log_path() << std::endl;
     return true;
 #endif
 }

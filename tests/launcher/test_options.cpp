@@ -1,0 +1,147 @@
+// The command line: what belongs to gprof-run, what belongs to the app, and every option's validation.
+#include <catch2/catch.hpp>
+
+#include "options.h"
+
+using namespace gprof::launcher;
+
+namespace {
+ParseResult parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "gprof-run");
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+}  // namespace
+
+TEST_CASE("options after the app name belong to the app", "[launcher][options]") {
+    auto r = parse({"-o", "d", "./app", "-o", "x", "--force", "--", "--help"});
+    REQUIRE(r.options);
+    CHECK(r.options->output == std::optional<std::string>("d"));
+    CHECK_FALSE(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"./app", "-o", "x", "--force", "--", "--help"});
+}
+
+TEST_CASE("a double dash ends gprof-run's options even before an app named like an option", "[launcher][options]") {
+    auto r = parse({"--force", "--", "-weird", "a"});
+    REQUIRE(r.options);
+    CHECK(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"-weird", "a"});
+}
+
+TEST_CASE("defaults", "[launcher][options]") {
+    auto r = parse({"app"});
+    REQUIRE(r.options);
+    const auto& o = *r.options;
+    CHECK_FALSE(o.output);
+    CHECK(o.trace == "cuda,nvtx");
+    CHECK_FALSE(o.backtrace);
+    CHECK_FALSE(o.capture_range);
+    CHECK(o.summary == SummaryChoice::Brief);
+    CHECK_FALSE(o.no_timeline);
+    CHECK_FALSE(o.no_children);
+    CHECK(o.wait_children_sec == 10.0);
+}
+
+TEST_CASE("every option reaches LaunchOptions", "[launcher][options]") {
+    auto r = parse({"-t", "nvtx", "--backtrace=12", "-c", "nvtx:step@train", "-y", "1.5", "-d", "2",
+                    "--kernel-filter", "^gemm", "--no-children", "--summary", "full", "--log-file", "l.txt",
+                    "--timeline", "t.json", "--wait-children", "0.25", "--log-level", "debug", "-f", "app"});
+    REQUIRE(r.options);
+    const auto& o = *r.options;
+    CHECK(o.trace == "nvtx");
+    CHECK(o.backtrace == std::optional<std::string>("12"));
+    CHECK(o.capture_range == std::optional<std::string>("nvtx:step@train"));
+    CHECK(o.delay_sec == std::optional<std::string>("1.5"));
+    CHECK(o.duration_sec == std::optional<std::string>("2"));
+    CHECK(o.kernel_filter == "^gemm");
+    CHECK(o.no_children);
+    CHECK(o.summary == SummaryChoice::Full);
+    CHECK(o.log_file == std::optional<std::string>("l.txt"));
+    CHECK(o.timeline == std::optional<std::string>("t.json"));
+    CHECK(o.wait_children_sec == 0.25);
+    CHECK(o.log_level == std::optional<std::string>("debug"));
+    CHECK(o.console_level == LogLevel::Debug);
+    CHECK(o.force);
+    CHECK(o.command == std::vector<std::string>{"app"});
+}
+
+TEST_CASE("a bare --backtrace asks for the default depth and never eats the app name", "[launcher][options]") {
+    auto r = parse({"--backtrace", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->backtrace == std::optional<std::string>("1"));
+    CHECK(r.options->command == std::vector<std::string>{"./app"});
+}
+
+TEST_CASE("bad command lines fail with status 2 and say why on stderr", "[launcher][options]") {
+    const std::vector<std::vector<std::string>> bad = {
+        {"--bogus", "app"},
+        {},
+        {"-o"},
+        {"--", ""},
+        {"--trace", "osrt", "app"},
+        {"--trace", "cuda,none", "app"},
+        {"--trace", "cuda,,nvtx", "app"},
+        {"--backtrace=0", "app"},
+        {"--backtrace=65", "app"},
+        {"--backtrace=x", "app"},
+        {"--capture-range", "nvtx", "app"},
+        {"--capture-range", "nvtx:@dom", "app"},
+        {"--capture-range", "nvtx:name@", "app"},
+        {"--capture-range", "cudaprofilerapi", "app"},
+        {"--delay", "-1", "app"},
+        {"--delay", "1e3", "app"},
+        {"--duration", "0", "app"},
+        {"--duration", "abc", "app"},
+        {"--kernel-filter", "(", "app"},
+        {"--summary", "short", "app"},
+        {"--log-level", "verbose", "app"},
+        {"--timeline", "t.json", "--no-timeline", "app"},
+        {"--wait-children", "soon", "app"},
+        {"-o", "", "app"},
+    };
+    for (const auto& args : bad) {
+        std::string joined;
+        for (const auto& a : args) joined += "'" + a + "' ";
+        INFO("gprof-run " << joined);
+        auto r = parse(args);
+        CHECK_FALSE(r.options);
+        CHECK(r.exit_code == 2);
+        CHECK(r.to_stdout.empty());
+        CHECK(r.to_stderr.rfind("gprof-run: error: ", 0) == 0);
+    }
+}
+
+TEST_CASE("help and version print on stdout and succeed", "[launcher][options]") {
+    auto h = parse({"--help"});
+    CHECK_FALSE(h.options);
+    CHECK(h.exit_code == 0);
+    CHECK(h.to_stdout.find("Usage: gprof-run [options] [--] app [args...]") != std::string::npos);
+    CHECK(h.to_stdout.find("Examples:") != std::string::npos);
+    CHECK(h.to_stdout.find("%q{SLURM_PROCID}") != std::string::npos);
+    auto v = parse({"--version"});
+    CHECK(v.exit_code == 0);
+    CHECK(v.to_stdout.rfind("gprof-run ", 0) == 0);
+}
+
+TEST_CASE("the checks on their own", "[launcher][options]") {
+    std::string norm;
+    CHECK(check_trace("nvtx, cuda,nvtx", norm).empty());
+    CHECK(norm == "nvtx,cuda");
+    CHECK(check_trace("none", norm).empty());
+    CHECK(norm == "none");
+    CHECK_FALSE(check_trace("", norm).empty());
+    CHECK(check_capture_range("none").empty());
+    CHECK(check_capture_range("cudaProfilerApi").empty());
+    CHECK(check_capture_range("nvtx:step").empty());
+    CHECK(check_capture_range("nvtx:step@train").empty());
+    CHECK_FALSE(check_capture_range("nvtx:").empty());
+    CHECK(check_seconds("0", true).empty());
+    CHECK_FALSE(check_seconds("0", false).empty());
+    CHECK_FALSE(check_seconds("0.0", false).empty());
+    CHECK(check_seconds("0.5", false).empty());
+    CHECK_FALSE(check_seconds(".5", true).empty());
+    CHECK_FALSE(check_seconds("5.", true).empty());
+    CHECK(check_regex("^(gemm|conv)_.*").empty());
+    CHECK_FALSE(check_regex("[").empty());
+}
