@@ -92,11 +92,7 @@ int run(int argc, char** argv) {
 
     std::optional<fs::path> log_path, timeline_path;
     if (o.log_file && !(log_path = expand(*o.log_file, "--log-file"))) return fail(error);
-    bool replace_timeline = false;
-    if (o.timeline) {
-        if (!(timeline_path = expand(*o.timeline, "--timeline"))) return fail(error);
-        if (!check_output_file(*timeline_path, o.force, replace_timeline, error)) return fail(error);
-    }
+    if (o.timeline && !(timeline_path = expand(*o.timeline, "--timeline"))) return fail(error);
 
     std::optional<fs::path> run_dir;
     if (o.output) {
@@ -114,6 +110,12 @@ int run(int argc, char** argv) {
     };
     const std::string run_id = new_run_id();
     if (!write_new_file(*run_dir, kRunMarker, run_info(run_id, ctx, o.command), error)) {
+        abandon_run_dir();
+        return fail(error);
+    }
+    // After the run directory exists, so that a timeline or log file inside it does not create it first.
+    bool replace_timeline = false;
+    if (timeline_path && !check_output_file(*timeline_path, o.force, replace_timeline, error)) {
         abandon_run_dir();
         return fail(error);
     }

@@ -71,6 +71,17 @@ TEST_CASE("the run directory holds the traces, timeline.json and summary.txt unl
     CHECK(r.err.find("timeline:") == std::string::npos);
 }
 
+TEST_CASE("a log file and timeline inside the run directory", "[launcher][output]") {
+    gprof::testing::TempDir tmp;
+    auto r = gprof_run({"-o", "run", "--log-file", "run/log.txt", "--timeline", "run/sub/t.json", kApp, "exit", "3"},
+                       tmp.path());
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.empty());
+    CHECK(read_file(tmp.path() / "run/log.txt").find("run directory:") != std::string::npos);
+    CHECK(fs::exists(tmp.path() / "run/sub/t.json"));
+    CHECK(fs::exists(tmp.path() / "run/gprof-run.info"));
+}
+
 TEST_CASE("the default run directory is gprof-<app>-<date>-<time> in the cwd, never reused",
           "[launcher][output]") {
     gprof::testing::TempDir tmp;
