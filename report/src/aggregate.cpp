@@ -13,16 +13,28 @@ using namespace gprof::trace;
 Stats compute_stats(std::vector<uint64_t>& v) {
     Stats s;
     if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
     s.count = v.size();
     long double sum = 0;
-    for (uint64_t x : v) sum += x;
+    uint64_t mn = v[0], mx = v[0];
+    for (uint64_t x : v) {
+        sum += x;
+        mn = std::min(mn, x);
+        mx = std::max(mx, x);
+    }
     s.total = static_cast<uint64_t>(sum);
-    s.min = v.front();
-    s.max = v.back();
+    s.min = mn;
+    s.max = mx;
     s.mean = static_cast<double>(sum / v.size());
+    // Median by selection: O(n), where a full sort of 10 M durations would dominate the summary's time.
     size_t n = v.size();
-    s.median = n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2.0;
+    std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+    double upper = static_cast<double>(v[n / 2]);
+    if (n % 2) {
+        s.median = upper;
+    } else {
+        double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + n / 2));
+        s.median = (lower + upper) / 2.0;
+    }
     if (n > 1) {
         long double sq = 0;
         for (uint64_t x : v) {
@@ -34,23 +46,10 @@ Stats compute_stats(std::vector<uint64_t>& v) {
     return s;
 }
 
-Stats KeyData::time() const {
-    auto v = durations;
-    return compute_stats(v);
-}
-Stats KeyData::size() const {
-    auto v = bytes;
-    return compute_stats(v);
-}
-
 std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
     std::vector<std::pair<uint64_t, const KeyData*>> tmp;
-    for (const auto& k : keys) {
-        if (k.category != c) continue;
-        uint64_t total = 0;
-        for (uint64_t d : k.durations) total += d;
-        tmp.emplace_back(total, &k);
-    }
+    for (const auto& k : keys)
+        if (k.category == c) tmp.emplace_back(k.time_stats.total, &k);
     std::sort(tmp.begin(), tmp.end(), [](const auto& a, const auto& b) {
         if (a.first != b.first) return a.first > b.first;
         return a.second->name < b.second->name;
@@ -106,6 +105,12 @@ public:
         memset_key_ = 0;
         apis_.clear();
         gpus_.clear();
+        if (opt_.nvtx_detail) {
+            // Reserving is address space only until touched: avoids copying 100s of MB while the vectors grow.
+            size_t guess = static_cast<size_t>(ctx.reader->stats().file_bytes / 24);
+            apis_.reserve(guess);
+            gpus_.reserve(guess);
+        }
         ranges_.clear();
         ProcessInfo p;
         p.path = ctx.reader->path();
@@ -241,8 +246,24 @@ private:
     // After a trace: count GPU ops with no launching API call, and attribute work to NVTX ranges (nvprof's
     // NVTX block: API calls on the range's thread inside its interval, and the GPU ops they launched).
     void finish_nvtx_and_matching(const ProcessInfo& p) {
-        std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // (correlation, index into gpus_)
-        if (opt_.nvtx_detail) {
+        // Without the detail (reports other than summary) only the NVTX rows are needed.
+        const bool detail = opt_.nvtx_detail;
+        // Correlation -> GPU ops, and "has an API call": dense tables, because CUPTI correlation ids are small
+        // sequential integers per process (a binary search per op was a quarter of the summary's time). A trace
+        // with sparse ids falls back to sorted vectors.
+        uint32_t max_corr = 0;
+        for (const auto& a : apis_) max_corr = std::max(max_corr, a.correlation);
+        for (const auto& g : gpus_) max_corr = std::max(max_corr, g.correlation);
+        const bool dense = max_corr <= 4 * (apis_.size() + gpus_.size()) + (1u << 20);
+        std::vector<uint32_t> first_op, next_op;     // dense: head of a per-correlation list, and its links
+        std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // sparse: (correlation, index into gpus_)
+        if (!detail) {
+        } else if (dense) {
+            std::vector<bool> has_api(static_cast<size_t>(max_corr) + 1, false);
+            for (const auto& a : apis_) has_api[a.correlation] = true;
+            for (const auto& g : gpus_)
+                if (!has_api[g.correlation]) ++out_.unmatched_gpu_ops;
+        } else {
             std::vector<uint32_t> corrs;
             corrs.reserve(apis_.size());
             for (const auto& a : apis_) corrs.push_back(a.correlation);
@@ -251,12 +272,24 @@ private:
                 if (!std::binary_search(corrs.begin(), corrs.end(), g.correlation)) ++out_.unmatched_gpu_ops;
         }
         if (ranges_.empty()) return;
-        gpu_by_corr.reserve(gpus_.size());
-        for (uint32_t i = 0; i < gpus_.size(); ++i) gpu_by_corr.emplace_back(gpus_[i].correlation, i);
-        std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
-        std::sort(apis_.begin(), apis_.end(), [](const ApiLite& a, const ApiLite& b) {
+        if (!detail) {
+        } else if (dense) {
+            first_op.assign(static_cast<size_t>(max_corr) + 1, UINT32_MAX);
+            next_op.assign(gpus_.size(), UINT32_MAX);
+            for (uint32_t i = static_cast<uint32_t>(gpus_.size()); i-- > 0;) {
+                next_op[i] = first_op[gpus_[i].correlation];
+                first_op[gpus_[i].correlation] = i;
+            }
+        } else {
+            gpu_by_corr.reserve(gpus_.size());
+            for (uint32_t i = 0; i < gpus_.size(); ++i) gpu_by_corr.emplace_back(gpus_[i].correlation, i);
+            std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
+        }
+        // One thread's calls usually arrive in order already: check in O(n) before paying for a sort.
+        auto by_tid_start = [](const ApiLite& a, const ApiLite& b) {
             return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
-        });
+        };
+        if (detail && !std::is_sorted(apis_.begin(), apis_.end(), by_tid_start)) std::sort(apis_.begin(), apis_.end(), by_tid_start);
         std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
         std::map<uint64_t, std::string> tnames;
         for (const auto& t : p.thread_names) {
@@ -288,19 +321,38 @@ private:
             }
             NvtxRangeSummary& s = out_.nvtx_ranges[it->second];
             s.durations.push_back(r.end - r.start);
+            if (work_.size() < out_.nvtx_ranges.size()) work_.resize(out_.nvtx_ranges.size());
+            auto& work = work_[it->second];
+            if (!detail) continue;
             auto lo = std::lower_bound(apis_.begin(), apis_.end(), r, [](const ApiLite& a, const Nvtx& n) {
                 return a.tid != n.tid ? a.tid < n.tid : a.start < n.start;
             });
             for (auto a = lo; a != apis_.end() && a->tid == r.tid && a->start < r.end; ++a) {
                 if (a->end > r.end) continue;
-                s.api[out_.keys[a->key - 1].name].push_back(dur(a->start, a->end));
-                auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
-                for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g) {
-                    const GpuLite& op = gpus_[g->second];
-                    s.gpu[out_.keys[op.key - 1].name].push_back(op.duration);
+                work.api[a->key].push_back(dur(a->start, a->end));
+                if (dense) {
+                    for (uint32_t g = first_op[a->correlation]; g != UINT32_MAX; g = next_op[g])
+                        work.gpu[gpus_[g].key].push_back(gpus_[g].duration);
+                } else {
+                    auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
+                    for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g)
+                        work.gpu[gpus_[g->second].key].push_back(gpus_[g->second].duration);
                 }
             }
         }
+        // Key ids -> names once per range, not once per call inside it.
+        for (size_t i = 0; i < work_.size(); ++i) {
+            auto& dst = out_.nvtx_ranges[i];
+            for (auto& [k, v] : work_[i].api) {
+                auto& d = dst.api[out_.keys[k - 1].name];
+                d.insert(d.end(), v.begin(), v.end());
+            }
+            for (auto& [k, v] : work_[i].gpu) {
+                auto& d = dst.gpu[out_.keys[k - 1].name];
+                d.insert(d.end(), v.begin(), v.end());
+            }
+        }
+        work_.clear();
         // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
         for (const auto& r : ranges_) {
             if (r.end == 0 || r.end < r.start) continue;
@@ -329,6 +381,10 @@ private:
     std::vector<ApiLite> apis_;
     std::vector<GpuLite> gpus_;
     std::vector<Nvtx> ranges_;
+    struct RangeWork {
+        std::unordered_map<uint32_t, std::vector<uint64_t>> api, gpu;  // key id -> durations inside the range
+    };
+    std::vector<RangeWork> work_;  // per out_.nvtx_ranges index, for the trace being read
     Timestamp first_ = 0, last_ = 0;
 };
 
@@ -355,6 +411,10 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     }
     std::stable_sort(out.processes.begin(), out.processes.end(),
                      [](const ProcessInfo& a, const ProcessInfo& b) { return a.header.pid < b.header.pid; });
+    for (auto& k : out.keys) {
+        k.time_stats = compute_stats(k.durations);
+        k.size_stats = compute_stats(k.bytes);
+    }
     return out;
 }
 

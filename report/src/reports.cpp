@@ -60,8 +60,7 @@ const char* title_of(const std::string& report) {
 
 uint64_t total_of(const std::vector<const KeyData*>& keys) {
     uint64_t t = 0;
-    for (auto* k : keys)
-        for (auto d : k->durations) t += d;
+    for (auto* k : keys) t += k->time_stats.total;
     return t;
 }
 
@@ -112,9 +111,7 @@ std::vector<const KeyData*> memops(const Aggregate& agg) {
     auto b = agg.of(KeyCategory::Memset);
     a.insert(a.end(), b.begin(), b.end());
     std::stable_sort(a.begin(), a.end(), [](const KeyData* x, const KeyData* y) {
-        uint64_t tx = 0, ty = 0;
-        for (auto d : x->durations) tx += d;
-        for (auto d : y->durations) ty += d;
+        uint64_t tx = x->time_stats.total, ty = y->time_stats.total;
         return tx != ty ? tx > ty : x->name < y->name;
     });
     return a;
@@ -126,9 +123,7 @@ std::vector<const KeyData*> gpu_activities(const Aggregate& agg) {
     auto m = memops(agg);
     a.insert(a.end(), m.begin(), m.end());
     std::stable_sort(a.begin(), a.end(), [](const KeyData* x, const KeyData* y) {
-        uint64_t tx = 0, ty = 0;
-        for (auto d : x->durations) tx += d;
-        for (auto d : y->durations) ty += d;
+        uint64_t tx = x->time_stats.total, ty = y->time_stats.total;
         return tx != ty ? tx > ty : x->name < y->name;
     });
     return a;
@@ -334,14 +329,23 @@ void print_rows(const std::vector<Row8>& rows, std::ostream& out) {
             << pad(r.avg, 8) << "  " << pad(r.min, 8) << "  " << pad(r.max, 8) << "  " << r.name << '\n';
 }
 
-void section_rows(const char* type, const std::vector<std::pair<std::string, std::vector<uint64_t>>>& keys,
-                  size_t max_rows, std::vector<Row8>& rows) {
+using NamedStats = std::vector<std::pair<std::string, Stats>>;
+
+NamedStats with_stats(const std::map<std::string, std::vector<uint64_t>>& m, bool demangle_names) {
+    NamedStats out;
+    for (const auto& [k, v] : m) {
+        auto copy = v;
+        out.emplace_back(demangle_names ? demangle(k) : k, compute_stats(copy));
+    }
+    return out;
+}
+
+void section_rows(const char* type, const NamedStats& keys, size_t max_rows, std::vector<Row8>& rows) {
     std::vector<std::pair<Stats, std::string>> stats;
     uint64_t total = 0;
-    for (const auto& [name, durs] : keys) {
-        auto v = durs;
-        stats.emplace_back(compute_stats(v), name);
-        total += stats.back().first.total;
+    for (const auto& [name, st] : keys) {
+        stats.emplace_back(st, name);
+        total += st.total;
     }
     std::stable_sort(stats.begin(), stats.end(), [](const auto& a, const auto& b) {
         return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
@@ -360,9 +364,9 @@ void section_rows(const char* type, const std::vector<std::pair<std::string, std
     }
 }
 
-std::vector<std::pair<std::string, std::vector<uint64_t>>> named(const std::vector<const KeyData*>& keys) {
-    std::vector<std::pair<std::string, std::vector<uint64_t>>> out;
-    for (auto* k : keys) out.emplace_back(display_name(*k), k->durations);
+NamedStats named(const std::vector<const KeyData*>& keys) {
+    NamedStats out;
+    for (auto* k : keys) out.emplace_back(display_name(*k), k->time_stats);
     return out;
 }
 
@@ -447,10 +451,9 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         prev = r;
         out << "      Range \"" << r->name << "\"\n";
         std::vector<Row8> nrows;
-        section_rows("Range", {{r->name, r->durations}}, 0, nrows);
-        std::vector<std::pair<std::string, std::vector<uint64_t>>> gpu, api;
-        for (const auto& [k, v] : r->gpu) gpu.emplace_back(demangle(k), v);
-        for (const auto& [k, v] : r->api) api.emplace_back(k, v);
+        auto own = r->durations;
+        section_rows("Range", {{r->name, compute_stats(own)}}, 0, nrows);
+        NamedStats gpu = with_stats(r->gpu, true), api = with_stats(r->api, false);
         section_rows("GPU activities", gpu, max_rows, nrows);
         section_rows("API calls", api, max_rows, nrows);
         if (gpu.empty()) nrows.push_back({"GPU activities:", "", "", "", "", "", "", "(none)"});

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -275,10 +276,44 @@ private:
         o_.ch('}');
     }
 
+    // Demangling is expensive: once per distinct kernel name, not once per launch.
+    const std::string& kernel_name(const ProcessTrace& p, StringId id) {
+        if (id >= demangled_.size()) demangled_.resize(id + 1);
+        auto& slot = demangled_[id];
+        if (!slot) slot = demangle(std::string(p.str(id)));
+        return *slot;
+    }
+
+    // Correlations that launched a kernel/memcpy/memset (arrow sources), and a "first op already has its arrow"
+    // mark per correlation. Dense bitmaps: CUPTI correlation ids are small sequential integers per process.
+    void index_correlations(const ProcessTrace& p) {
+        uint32_t max_corr = 0;
+        for (const auto& k : p.kernels) max_corr = std::max(max_corr, k.correlation);
+        for (const auto& m : p.memcpys) max_corr = std::max(max_corr, m.correlation);
+        for (const auto& m : p.memsets) max_corr = std::max(max_corr, m.correlation);
+        has_op_.assign(static_cast<size_t>(max_corr) + 1, false);
+        flow_done_.assign(static_cast<size_t>(max_corr) + 1, false);
+        for (const auto& k : p.kernels) has_op_[k.correlation] = true;
+        for (const auto& m : p.memcpys) has_op_[m.correlation] = true;
+        for (const auto& m : p.memsets) has_op_[m.correlation] = true;
+        demangled_.clear();
+    }
+    const std::string& memcpy_name(const Memcpy& m) {
+        uint32_t key = (uint32_t(m.copy_kind) << 16) | (uint32_t(m.src_kind) << 8) | uint32_t(m.dst_kind);
+        auto it = memcpy_names_.find(key);
+        if (it == memcpy_names_.end())
+            it = memcpy_names_.emplace(key, "Memcpy " + std::string(memcpy_kind_name(m.copy_kind)) + " (" +
+                                                std::string(memory_kind_name(m.src_kind)) + " -> " +
+                                                std::string(memory_kind_name(m.dst_kind)) + ")").first;
+        return it->second;
+    }
+    bool has_gpu_op(uint32_t corr) const { return corr < has_op_.size() && has_op_[corr]; }
+
     // ----- one process -----
     void process(size_t index) {
         const ProcessTrace& p = run_.processes[index];
         const int64_t pid = p.pid();
+        index_correlations(p);
         std::string exe = p.header.executable;
         auto slash = exe.find_last_of('/');
         std::string pname = (slash == std::string::npos ? exe : exe.substr(slash + 1)) + " (pid " + std::to_string(pid) + ")";
@@ -422,17 +457,12 @@ private:
         arg_u("cbid", a.cbid);
         x_tail();
         // The arrow starts here only when a GPU op of this correlation exists (checked via the index).
-        if (a.correlation && has_gpu_op(p, a.correlation) && !api_placed[i]) {
+        if (a.correlation && has_gpu_op(a.correlation) && !api_placed[i]) {
             flow('s', flow_base | a.correlation, pid, tid, ts);
             api_placed[i] = true;
         }
     }
 
-    static bool has_gpu_op(const ProcessTrace& p, uint32_t corr) {
-        for (const auto& r : p.gpu_ops_for_correlation(corr))
-            if (r.kind == GpuOpKind::Kernel || r.kind == GpuOpKind::Memcpy || r.kind == GpuOpKind::Memset) return true;
-        return false;
-    }
 
     void emit_nvtx(const ProcessTrace& p, const Nvtx& n, int64_t pid, int64_t tid) {
         Timestamp end = n.end ? n.end : std::max(p.last_ns, n.start);
@@ -579,7 +609,7 @@ private:
                 const auto& k = p.kernels[i];
                 corr = k.correlation;
                 ts = p.to_run_ns(k.start);
-                x_head(demangle(std::string(p.str(k.name))), "kernel", gp, tid, ts, static_cast<int64_t>(k.end - k.start));
+                x_head(kernel_name(p, k.name), "kernel", gp, tid, ts, static_cast<int64_t>(k.end - k.start));
                 arg_u("device", k.device, false);
                 arg_u("context", k.context);
                 arg_u("stream", k.stream);
@@ -610,9 +640,7 @@ private:
                 const auto& m = p.memcpys[i];
                 corr = m.correlation;
                 ts = p.to_run_ns(m.start);
-                std::string name = "Memcpy " + std::string(memcpy_kind_name(m.copy_kind)) + " (" +
-                                   std::string(memory_kind_name(m.src_kind)) + " -> " +
-                                   std::string(memory_kind_name(m.dst_kind)) + ")";
+                const std::string& name = memcpy_name(m);
                 int64_t d = static_cast<int64_t>(m.end - m.start);
                 x_head(name, "gpu_memcpy", gp, tid, ts, d);
                 arg_u("device", m.device, false);
@@ -688,7 +716,8 @@ private:
             return;
         }
         uint64_t id = flow_base | corr;
-        if (!flows_done_.insert(id).second) return;
+        if (flow_done_[corr]) return;
+        flow_done_[corr] = true;
         flow('f', id, gp, tid, ts);
         ++st_.flows;
     }
@@ -697,7 +726,9 @@ private:
     JsonOut& o_;
     TimelineStats& st_;
     bool first_event_ = true;
-    std::set<uint64_t> flows_done_;
+    std::vector<bool> has_op_, flow_done_;
+    std::vector<std::optional<std::string>> demangled_;
+    std::map<uint32_t, std::string> memcpy_names_;
 };
 
 void finish_stats(TimelineStats& st, const TimelineOptions& options) {

@@ -20,7 +20,7 @@ struct Stats {
     uint64_t min = 0, max = 0;
     double mean = 0, median = 0, stddev = 0;  // stddev: sample (n-1), 0 for one value, like nsys
 };
-Stats compute_stats(std::vector<uint64_t>& values);  // sorts values
+Stats compute_stats(std::vector<uint64_t>& values);  // reorders values (selection, not a full sort)
 
 enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx };
 
@@ -32,8 +32,9 @@ struct KeyData {
     std::string nvtx_style;    // NVTX: "PushPop" / "StartEnd"
     std::vector<uint64_t> durations;
     std::vector<uint64_t> bytes;
-    Stats time() const;        // copies durations
-    Stats size() const;
+    Stats time_stats, size_stats;  // filled by aggregate_run once every trace is read
+    Stats time() const { return time_stats; }
+    Stats size() const { return size_stats; }
 };
 
 struct DeviceInfo {

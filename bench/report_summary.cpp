@@ -1,0 +1,153 @@
+// gprof-report summary speed and memory on a generated 10 M-record trace, against the time `cat` needs to read
+// the same file (read(2) in 128 KiB blocks, warm cache). Target: summary <= 2x cat, <= 1 GB peak RSS.
+//
+//   build-*/bench/report_summary [--benchmark_filter=...]     GPROF_BENCH_RECORDS=N to change the size
+#include <benchmark/benchmark.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "gprof/report/aggregate.h"
+#include "gprof/report/reports.h"
+#include "trace_fixture.h"
+
+namespace {
+
+using namespace gprof;
+
+uint64_t record_count() {
+    const char* n = std::getenv("GPROF_BENCH_RECORDS");
+    return n ? std::strtoull(n, nullptr, 10) : 10'000'000ull;
+}
+
+// A realistic mix: per iteration a launch + kernel, a memcpy call + copy, and every 16th an NVTX range and a sync.
+void fill(trace::TraceWriter& w, uint64_t records) {
+    using namespace trace;
+    w.add(Thread{1, w.intern("main")});
+    Device d;
+    d.name = w.intern("Bench GPU");
+    d.sm_count = 132;
+    w.add(d);
+    StringId launch = w.intern("cudaLaunchKernel"), copy = w.intern("cudaMemcpyAsync"),
+             sync = w.intern("cudaStreamSynchronize"), step = w.intern("step");
+    StringId kernels[8];
+    for (int i = 0; i < 8; ++i) kernels[i] = w.intern(("_Z7kernel" + std::to_string(i) + "Pfi").c_str());
+    uint64_t t = 1'000'000'000, written = 0;
+    uint32_t corr = 1;
+    for (uint64_t i = 0; written < records; ++i) {
+        ApiCall a;
+        a.tid = 1;
+        a.start = t;
+        a.end = t + 3000 + i % 700;
+        a.correlation = corr;
+        a.name = launch;
+        w.add(a);
+        Kernel k;
+        k.start = t + 4000;
+        k.end = t + 9000 + (i * 37) % 5000;
+        k.correlation = corr++;
+        k.stream = 7;
+        k.grid_x = 128;
+        k.block_x = 256;
+        k.name = kernels[i % 8];
+        w.add(k);
+        a.start = t + 10000;
+        a.end = t + 12000;
+        a.correlation = corr;
+        a.name = copy;
+        w.add(a);
+        Memcpy m;
+        m.start = t + 15000;
+        m.end = t + 17000 + i % 300;
+        m.bytes = 65536;
+        m.correlation = corr++;
+        m.copy_kind = i % 2 ? MemcpyKind::HtoD : MemcpyKind::DtoH;
+        m.stream = 7;
+        w.add(m);
+        written += 4;
+        if (i % 16 == 15) {
+            a.start = t + 18000;
+            a.end = t + 19000;
+            a.correlation = corr++;
+            a.name = sync;
+            w.add(a);
+            Nvtx n;
+            n.tid = 1;
+            n.start = t - 15 * 20000;
+            n.end = t + 20000;
+            n.name = step;
+            w.add(n);
+            written += 2;
+        }
+        t += 20000;
+    }
+}
+
+const std::string& trace_path() {
+    static std::string path = [] {
+        auto dir = std::filesystem::temp_directory_path() / "gprof-bench";
+        std::filesystem::create_directories(dir);
+        auto p = (dir / ("summary." + std::to_string(record_count()) + ".gprof")).string();
+        if (!std::filesystem::exists(p)) testing::write_trace(p, [](trace::TraceWriter& w) { fill(w, record_count()); });
+        return p;
+    }();
+    return path;
+}
+
+void BM_cat(benchmark::State& state) {
+    const std::string& path = trace_path();
+    std::vector<char> buf(128 * 1024);
+    uint64_t bytes = 0;
+    for (auto _ : state) {
+        int fd = ::open(path.c_str(), O_RDONLY);
+        ssize_t n;
+        while ((n = ::read(fd, buf.data(), buf.size())) > 0) bytes += static_cast<uint64_t>(n);
+        ::close(fd);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(bytes));
+    state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+}
+BENCHMARK(BM_cat)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_summary(benchmark::State& state) {
+    const std::string& path = trace_path();
+    uint64_t bytes = 0, records = 0;
+    for (auto _ : state) {
+        report::AggregateOptions o;
+        auto agg = report::aggregate_run({path}, o);
+        std::ostringstream out;
+        report::print_summary_text(agg, true, 0, out);
+        benchmark::DoNotOptimize(out.str().size());
+        bytes += std::filesystem::file_size(path);
+        records = agg.records;
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(bytes));
+    state.counters["records"] = static_cast<double>(records);
+    struct rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    state.counters["peak_rss_MB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_summary)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// The reader alone: the floor the summary cannot beat.
+void BM_read_only(benchmark::State& state) {
+    const std::string& path = trace_path();
+    for (auto _ : state) {
+        trace::TraceReader r(path);
+        trace::Record rec;
+        uint64_t n = 0;
+        while (r.next(rec)) ++n;
+        benchmark::DoNotOptimize(n);
+    }
+}
+BENCHMARK(BM_read_only)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
