@@ -113,6 +113,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         return o;
     };
     auto capture = [&](tr::CaptureAction action, tr::Timestamp t) {
+        if (options_.on_capture && options_.on_capture(action == tr::CaptureAction::Start)) return;
         tr::Capture c;
         c.timestamp = t;
         c.action = action;

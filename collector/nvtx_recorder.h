@@ -32,7 +32,9 @@ public:
         std::string capture_name;
         std::string capture_domain;
         bool capture = false;
-        uint64_t exclude_tid = 0;  // the writer thread's own tid (never emits NVTX; kept for safety)
+        // Called on the writer thread when a capture range opens (true) or closes (false). Returns true when it
+        // took care of the Capture record (the CUPTI session writes its own on resume/pause).
+        bool (*on_capture)(bool start) = nullptr;
     };
 
     explicit Recorder(Options options) : options_(std::move(options)) {}

@@ -335,15 +335,17 @@ void Pipeline::run() {
     auto next = std::chrono::steady_clock::now() + period;
     for (;;) {
         bool stopping = false;
+        bool requested = false;
         uint64_t ticket = 0;
         {
             std::unique_lock lock(mutex_);
             wake_.wait_until(lock, next, [&] { return stop_ || flush_requested_ > flush_done_; });
             stopping = stop_;
             ticket = flush_requested_;
+            requested = flush_requested_ > flush_done_;
         }
         try {
-            if (std::chrono::steady_clock::now() >= next || ticket > 0 || stopping) {
+            if (std::chrono::steady_clock::now() >= next || requested || stopping) {
                 // Hooks first (NVTX drain, CUPTI periodic flush: they may post or submit), then the queue.
                 run_hooks(stopping);
                 drain_queue(batch);

@@ -233,6 +233,14 @@ void ensure_started_locked() {
             ro.capture = true;
             ro.capture_name = s.config.capture_nvtx_name;
             ro.capture_domain = s.config.capture_nvtx_domain;
+            ro.on_capture = [](bool start) {
+                // CUDA activity follows the NVTX range (switched here, at most one flush period late).
+                if (!g_cuda_ok.load()) return false;
+                auto& cupti_session = cupti::Session::instance();
+                if (start) cupti_session.resume(tr::CaptureReason::NvtxRange);
+                else cupti_session.pause(tr::CaptureReason::NvtxRange);
+                return true;
+            };
         }
         auto* recorder = new nvtx::Recorder(ro);
         auto* process = new ProcessRecorder();
