@@ -15,6 +15,10 @@
 #endif
 
 #include "gprof/report/reports.h"
+#if defined(GPROF_HAVE_ANALYSIS_SLICES) && __has_include("gprof/report/analysis.h")
+#include "gprof/report/analysis.h"
+#define GPROF_TIMELINE_ANALYSIS 1
+#endif
 #include "gprof/trace/names.h"
 #include "gprof/version.h"
 
@@ -163,7 +167,8 @@ constexpr int64_t kOverflowTidStep = 100'000'000;
 
 class TimelineWriter {
 public:
-    TimelineWriter(const Run& run, JsonOut& out, TimelineStats& stats) : run_(run), o_(out), st_(stats) {}
+    TimelineWriter(const Run& run, JsonOut& out, TimelineStats& stats, const TimelineOptions& options)
+        : run_(run), o_(out), st_(stats), opt_(options) {}
 
     void write() {
         o_.raw("{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
@@ -194,6 +199,7 @@ public:
             }
         o_.raw("],\"traceEvents\":[");
         for (size_t i = 0; i < run_.processes.size(); ++i) process(i);
+        if (opt_.analysis_track) analysis();
         o_.raw("]}\n");
     }
 
@@ -722,9 +728,57 @@ private:
         ++st_.flows;
     }
 
+    // The analysis engineer's slices (verdict, idle gaps, findings, steps): one track per slice track name in an
+    // "analysis" process sorted below everything else. Failures there never cost the timeline.
+    void analysis() {
+#ifdef GPROF_TIMELINE_ANALYSIS
+        std::vector<AnalysisSlice> slices;
+        try {
+            slices = analysis_timeline_slices(run_);
+        } catch (const std::exception& e) {
+            st_.warnings.push_back(std::string("analysis track left out: ") + e.what());
+            return;
+        }
+        if (slices.empty()) return;
+        const int64_t pid = kGpuPidBase - 1;
+        meta("process_name", pid, nullptr, "analysis", 0, false);
+        meta("process_sort_index", pid, nullptr, {}, 10'000'000, true);
+        std::map<std::string, std::vector<size_t>> by_track;
+        for (size_t i = 0; i < slices.size(); ++i) by_track[slices[i].track].push_back(i);
+        int64_t tid_base = 1;
+        for (const auto& [track, idx] : by_track) {
+            std::vector<Slice> sl;
+            for (uint32_t k = 0; k < idx.size(); ++k) {
+                const auto& a = slices[idx[k]];
+                Timestamp s0 = static_cast<Timestamp>(std::max<int64_t>(a.start, 0));
+                sl.push_back({s0, s0 + static_cast<Timestamp>(std::max<int64_t>(a.dur, 0)), k});
+            }
+            auto lanes = assign_lanes(sl, false, st_.overflow_slices);
+            std::set<int64_t> named;
+            for (const auto& s : sl) {
+                const auto& a = slices[idx[s.order]];
+                int64_t tid = tid_base + lanes[s.order];
+                if (named.insert(tid).second) {
+                    meta("thread_name", pid, &tid, lanes[s.order] ? track + " (overlap)" : track, 0, false);
+                    meta("thread_sort_index", pid, &tid, {}, tid, true);
+                }
+                x_head(a.name, "analysis", pid, tid, a.start, a.dur);
+                std::string args = a.args.is_object()
+                                       ? a.args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                       : std::string("{}");
+                o_.raw(std::string_view(args).substr(1, args.size() - 2));  // the object's members
+                x_tail();
+            }
+            tid_base += 1000;
+        }
+        st_.analysis_track = true;
+#endif
+    }
+
     const Run& run_;
     JsonOut& o_;
     TimelineStats& st_;
+    const TimelineOptions& opt_;
     bool first_event_ = true;
     std::vector<bool> has_op_, flow_done_;
     std::vector<std::optional<std::string>> demangled_;
@@ -753,7 +807,7 @@ TimelineStats timeline_to_string(const Run& run, std::string& out, const Timelin
     TimelineStats st;
     out.clear();
     JsonOut o([&](const char* d, size_t n) { out.append(d, n); });
-    TimelineWriter(run, o, st).write();
+    TimelineWriter(run, o, st, options).write();
     o.flush();
     st.json_bytes = st.file_bytes = o.total();
     finish_stats(st, options);
@@ -776,7 +830,7 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
         JsonOut o([&](const char* d, size_t n) {
             if (!failed && gzwrite(gz, d, static_cast<unsigned>(n)) != static_cast<int>(n)) failed = true;
         });
-        TimelineWriter(run, o, st).write();
+        TimelineWriter(run, o, st, options).write();
         o.flush();
         if (gzclose(gz) != Z_OK) failed = true;
         if (failed) throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");
@@ -794,7 +848,7 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
     JsonOut o([&](const char* d, size_t n) {
         if (!failed && std::fwrite(d, 1, n, f) != n) failed = true;
     });
-    TimelineWriter(run, o, st).write();
+    TimelineWriter(run, o, st, options).write();
     o.flush();
     if (std::fclose(f) != 0) failed = true;
     if (failed) throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");

@@ -22,10 +22,13 @@ struct Parsed {
     TimelineStats stats;
 };
 
-Parsed timeline_of(const std::vector<std::filesystem::path>& inputs) {
+// Without the analysis track: its content belongs to the analysis code and has its own tests.
+Parsed timeline_of(const std::vector<std::filesystem::path>& inputs, bool analysis = false) {
     Run run = load_run(inputs);
     Parsed p;
-    p.stats = timeline_to_string(run, p.text);
+    TimelineOptions o;
+    o.analysis_track = analysis;
+    p.stats = timeline_to_string(run, p.text, o);
     p.doc = json::parse(p.text);
     return p;
 }
@@ -208,4 +211,23 @@ TEST_CASE("timeline: gzip file", "[timeline]") {
     bool warned = false;
     for (const auto& w : st2.warnings) warned |= w.find("Perfetto") != std::string::npos;
     CHECK(warned);
+}
+
+TEST_CASE("timeline: the analysis track, when built in, is valid and sorted last", "[timeline]") {
+    TempDir dir;
+    write_small_run(dir);
+    auto p = timeline_of({dir.path()}, true);
+    if (!p.stats.analysis_track) return;  // analysis code not in this build
+    int64_t analysis_pid = -1, max_other = INT64_MIN, analysis_sort = 0;
+    for (const auto& e : p.doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "analysis") analysis_pid = e["pid"];
+    }
+    REQUIRE(analysis_pid != -1);
+    for (const auto& e : p.doc["traceEvents"]) {
+        if (e["ph"] != "M" || e["name"] != "process_sort_index") continue;
+        if (e["pid"] == analysis_pid) analysis_sort = e["args"]["sort_index"];
+        else max_other = std::max<int64_t>(max_other, e["args"]["sort_index"]);
+        if (e["ph"] == "X" && e["pid"] == analysis_pid) CHECK(e["cat"] == "analysis");
+    }
+    CHECK(analysis_sort > max_other);
 }

@@ -20,6 +20,7 @@ namespace gprof::report {
 struct TimelineOptions {
     bool gzip = false;                            // write gzip (needs zlib at build time; else a warning, plain JSON)
     uint64_t too_big_bytes = 1000ull * 1000 * 1000;  // warn above this JSON size (Perfetto UI's practical limit)
+    bool analysis_track = true;  // an "analysis" process with the verdict, idle gaps and findings (issue 8), when built in
 };
 
 struct TimelineStats {
@@ -31,6 +32,7 @@ struct TimelineStats {
     uint64_t overflow_slices = 0;    // slices moved to an overflow track because they overlapped on theirs
     uint64_t zero_timestamps = 0;    // records with an unknown (0) timestamp: cannot be placed, counted
     bool gzipped = false;
+    bool analysis_track = false;     // the analysis process was written
     std::vector<std::string> warnings;
 };
 
