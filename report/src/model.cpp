@@ -246,7 +246,17 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
     return out;
 }
 
+namespace {
+ProgressHook& progress_hook() {
+    static ProgressHook hook;
+    return hook;
+}
+}  // namespace
+
+void set_progress_hook(ProgressHook hook) { progress_hook() = std::move(hook); }
+
 void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const StreamCallbacks& cb) {
+    const ProgressHook& progress = progress_hook();
     // Open every reader first: the run axis needs every header's clock before any record is placed on it.
     std::vector<std::unique_ptr<TraceReader>> readers;
     for (const auto& path : traces) {
@@ -276,8 +286,11 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
         std::unique_ptr<RecordFilter> rf;
         if (!filter.empty()) rf = std::make_unique<RecordFilter>(filter, *r, ctx.clock_offset_ns, base);
         Record rec;
+        uint64_t seen = 0;
+        fs::path trace_path = r->path();
         try {
             while (r->next(rec)) {
+                if (progress && (++seen & 0xFFFFF) == 0) progress(trace_path, seen, false);
                 if (rf && !rf->keep(rec)) continue;
                 if (cb.record) cb.record(ctx, rec);
             }
@@ -286,6 +299,7 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
             if (cb.unreadable) cb.unreadable(r->path(), e.what());
         }
         if (cb.end) cb.end(ctx);
+        if (progress && seen >= 0x100000) progress(trace_path, seen, true);
         r.reset();  // unmap as soon as we are done with it
     }
 }

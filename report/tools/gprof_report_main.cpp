@@ -6,6 +6,7 @@
 //
 // Exit status: 0 ok, 2 usage or input error (diff adds 1 = regression).
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,15 @@ int main(int argc, char** argv) {
     register_diff_command(app, &exit_code);
     register_analyze_command(app, &exit_code);
     app.require_subcommand(0, 1);
+
+    // Long runs show progress, on a terminal only: never in redirected output or CI logs.
+    if (::isatty(STDERR_FILENO)) {
+        set_progress_hook([](const fs::path& trace, uint64_t records, bool finished) {
+            std::cerr << "\rgprof-report: " << trace.filename().string() << ": "
+                      << format_fixed(static_cast<double>(records) / 1e6, 1) << "M records" << (finished ? " read\n" : "...")
+                      << std::flush;
+        });
+    }
 
     try {
         app.parse(argc, argv);

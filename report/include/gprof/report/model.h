@@ -177,6 +177,11 @@ struct StreamCallbacks {
 void stream_run(const std::vector<std::filesystem::path>& traces, const Filter& filter,
                 const StreamCallbacks& callbacks);
 
+// Progress of long reads, for a terminal: called every 2^20 records of a trace and once when it is done
+// (finished = true). Process-wide; empty by default (library users and finish_run print nothing).
+using ProgressHook = std::function<void(const std::filesystem::path& trace, uint64_t records, bool finished)>;
+void set_progress_hook(ProgressHook hook);
+
 // The record's [start, end) on its trace clock (end == start for instants); false for untimed records.
 bool record_interval(const trace::Record& r, trace::Timestamp& start, trace::Timestamp& end);
 
