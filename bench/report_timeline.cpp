@@ -66,18 +66,22 @@ const report::Run& bench_run() {
     return run;
 }
 
+// state.range(0): 1 = with the analysis track (issue 8's analyze_run inside), 0 = the export alone.
 void BM_timeline_json(benchmark::State& state) {
     const report::Run& run = bench_run();
     std::string out;
     uint64_t bytes = 0;
+    report::TimelineOptions o;
+    o.analysis_track = state.range(0) != 0;
     for (auto _ : state) {
-        auto st = report::timeline_to_string(run, out);
+        auto st = report::timeline_to_string(run, out, o);
         bytes += st.json_bytes;
         state.counters["events"] = static_cast<double>(st.events);
     }
     state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
-BENCHMARK(BM_timeline_json)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_timeline_json)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_timeline_json)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
     tl->add_option("inputs", tl_inputs, "Run directories or trace files")->required();
     tl->add_option("-o,--output", tl_output, "Output file (default: timeline.json, or timeline.json.gz with --gzip)");
     tl->add_flag("--gzip", tl_gzip, "Write gzip-compressed JSON (Perfetto reads it directly)");
+    bool tl_no_analysis = false;
+    tl->add_flag("--no-analysis", tl_no_analysis, "Leave out the analysis track (verdict, idle gaps, findings)");
     tl_filters.add_to(tl);
 
     register_diff_command(app, &exit_code);
@@ -129,6 +131,7 @@ int main(int argc, char** argv) {
             fs::path out = tl_output.empty() ? fs::path(tl_gzip ? "timeline.json.gz" : "timeline.json") : fs::path(tl_output);
             TimelineOptions to;
             to.gzip = tl_gzip;
+            to.analysis_track = !tl_no_analysis;
             TimelineStats st = write_timeline(run, out, to);
             for (const auto& w : st.warnings) std::cerr << "gprof-report: warning: " << w << '\n';
             std::cerr << "gprof-report: wrote " << out.string() << " (" << st.events << " events, "
