@@ -49,7 +49,7 @@ TEST_CASE("every report in every format matches its golden", "[report][golden]")
         }
 }
 
-TEST_CASE("--timeunit scales table columns, json stays in ns", "[report][golden]") {
+TEST_CASE("timeunit option scales table columns, json stays in ns", "[report][golden]") {
     TempDir dir;
     auto path = write_small_run(dir);
     check_golden("cuda_api_sum.us.txt", run_one({path}, "cuda_api_sum", OutputFormat::Table, TimeUnit::Us));
