@@ -310,7 +310,9 @@ Table cuda_api_trace(const Run& run) {
 namespace {
 
 std::string plural(uint64_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+    std::string w = word;
+    if (n != 1) w += w.back() == 's' ? "es" : "s";
+    return std::to_string(n) + " " + w;
 }
 
 std::string gib(uint64_t bytes) { return format_fixed(static_cast<double>(bytes) / (1024.0 * 1024 * 1024), 1) + " GiB"; }
@@ -380,7 +382,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         if (seen_dev.insert({d.pid, d.device.id}).second) devs.push_back(&d);
     std::set<std::string> dev_names;
     for (auto* d : devs) dev_names.insert(std::to_string(d->device.id) + ": " + d->name);
-    out << "gprof-run profile: " << plural(agg.processes.size(), "process").replace(0, 0, "") << ", "
+    out << "gprof-run profile: " << plural(agg.processes.size(), "process") << ", "
         << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
     for (const auto& p : agg.processes) {

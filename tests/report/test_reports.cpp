@@ -153,6 +153,9 @@ TEST_CASE("two processes merge on one run axis", "[report]") {
     auto j = nlohmann::json::parse(run_one(expand_inputs({dir.path()}), "cuda_gpu_kern_sum", OutputFormat::Json));
     CHECK(j["reports"]["cuda_gpu_kern_sum"]["rows"][0]["instances"] == 6);
     CHECK(j["inputs"].size() == 2);
+    std::string text = run_one(expand_inputs({dir.path()}), "summary", OutputFormat::Table);
+    CHECK(text.find("2 processes") != std::string::npos);
+    CHECK(text.find("process 4343") != std::string::npos);
 }
 
 TEST_CASE("auto-scaled times follow nvprof", "[report]") {
