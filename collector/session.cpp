@@ -305,8 +305,8 @@ void on_fork_child() {
     nvtx::reset_after_fork();
     nvtx::names().reset_after_fork();
     g_mutex.unlock();  // taken in on_fork_prepare
-    // The child's own trace starts on its first NVTX event or CUDA initialisation (not here: a child that
-    // only execs would leave an empty trace behind). NVTX stays on unless this child must not be traced.
+    // The child's own trace starts on its first NVTX event, its CUDA initialisation or its normal exit (not
+    // here: a child that only execs would leave an empty trace behind). NVTX stays on unless this child must not be traced.
     if (s.config.inactive_for(::getpid())) {
         s.inactive = true;
         nvtx::g_recording.store(false);
@@ -457,6 +457,10 @@ void session_post_thread_name(uint64_t tid, std::string_view name) noexcept {
 }
 
 void session_shutdown() noexcept {
+    // A forked child that recorded nothing yet and now exits normally still gets its own trace (process
+    // metadata, its lifetime), so every process of the tree appears in the run. A child that execs never
+    // gets here (exec runs no atexit handlers), so it leaves no empty trace behind.
+    if (g_child_pending.load(std::memory_order_acquire) && !g_shutdown_done.load()) session_preload_init();
     if (g_shutdown_done.exchange(true)) return;
     try {
         Pipeline* pipeline = nullptr;
