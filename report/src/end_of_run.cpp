@@ -45,6 +45,11 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         ao.filter = filter;
         Aggregate agg = aggregate_run(result.traces, ao);
         result.warnings = agg.warnings;
+        // Why CUDA activity may be missing: the collector's warning/error Status records, per process.
+        for (const auto& p : agg.processes)
+            for (const auto& line : p.status_lines)
+                if (line.find(" info: ") == std::string::npos)
+                    result.warnings.push_back(trace_label(p.path) + ": " + line);
 
         // The full model serves the timeline and the analysis section.
         std::optional<Run> run;

@@ -94,3 +94,25 @@ TEST_CASE("finish_run: a trace from a process that died still reports", "[end_of
     CHECK(out.str().find("did not finish normally") != std::string::npos);
     CHECK(out.str().find("GPU activities:") != std::string::npos);
 }
+
+TEST_CASE("finish_run: collector status warnings explain missing CUDA activity", "[end_of_run]") {
+    TempDir dir;
+    write_trace(dir.file("app.88.gprof"), [](gprof::trace::TraceWriter& w) {
+        gprof::trace::Status st;
+        st.timestamp = kT0 + 5;
+        st.message = w.intern("CUPTI unavailable: libcupti.so not found");
+        st.component = gprof::trace::Component::Cupti;
+        st.level = gprof::trace::StatusLevel::Error;
+        w.add(st);
+    }, true, test_header(88));
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary_out = &out;
+    auto r = finish_run(o);
+    bool found = false;
+    for (const auto& w : r.warnings) found |= w.find("CUPTI unavailable") != std::string::npos;
+    CHECK(found);
+    CHECK(out.str().find("CUPTI unavailable") != std::string::npos);
+    CHECK(out.str().find("no CUDA activity was recorded") != std::string::npos);
+}
