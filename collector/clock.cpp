@@ -43,6 +43,7 @@ bool invariant_tsc() {
 #if defined(__x86_64__)
 // A (tsc, monotonic ns) pair read as close together as possible: the tightest of a few tries.
 void sample(uint64_t& tsc, uint64_t& ns) {
+    tsc = ns = 0;
     uint64_t best = ~0ull;
     for (int i = 0; i < 5; ++i) {
         uint64_t a = __rdtsc();
@@ -86,7 +87,7 @@ void init() noexcept {
 #if defined(__x86_64__)
     const char* force = std::getenv("GPROF_CLOCK");  // "monotonic": diagnostics only, undocumented
     if (!(force && std::strcmp(force, "monotonic") == 0) && invariant_tsc()) {
-        uint64_t t0, n0, t1, n1;
+        uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
         sample(t0, n0);
         timespec pause{0, 1'000'000};  // 1 ms: good to ~1e-4 until the first recalibration
         while (::nanosleep(&pause, &pause) != 0) {
@@ -114,7 +115,7 @@ bool recalibrate() noexcept {
 #if defined(__x86_64__)
     const Params* old = g_params.load(std::memory_order_acquire);
     if (!old) return false;
-    uint64_t tsc, ns;
+    uint64_t tsc = 0, ns = 0;
     sample(tsc, ns);
     // Refine at growing intervals (about 0.2 s, 2 s, 20 s, 200 s after start): each step cuts the scale error
     // by ~10x; beyond that the sampling jitter is below what matters.

@@ -19,45 +19,16 @@ if(NOT GPROF_TEST_REAL_CUPTI)
   set(GPROF_TEST_REAL_CUPTI "")
 endif()
 
-# The CUPTI sources plus the pipeline they feed, built on their own: these tests then do not depend on the
-# rest of the collector (NVTX, entry points) being in a buildable state.
-set(GPROF_CUPTI_TEST_CORE_SOURCES
-  ${PROJECT_SOURCE_DIR}/collector/cupti_loader.cpp
-  ${PROJECT_SOURCE_DIR}/collector/cupti_buffers.cpp
-  ${PROJECT_SOURCE_DIR}/collector/cupti_probes.cpp
-  ${PROJECT_SOURCE_DIR}/collector/cupti_session.cpp
-  ${PROJECT_SOURCE_DIR}/collector/activity_translate.cpp
-  ${PROJECT_SOURCE_DIR}/collector/pipeline.cpp)
-foreach(extra clock.cpp log.cpp)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/collector/${extra})
-    list(APPEND GPROF_CUPTI_TEST_CORE_SOURCES ${PROJECT_SOURCE_DIR}/collector/${extra})
-  endif()
-endforeach()
-add_library(gprof_test_cupti_core STATIC ${GPROF_CUPTI_TEST_CORE_SOURCES})
-# The core engineer's files are checked by their own target; a warning there must not block these tests.
-foreach(src pipeline.cpp clock.cpp log.cpp)
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/collector/${src} PROPERTIES COMPILE_OPTIONS -Wno-error)
-endforeach()
-target_include_directories(gprof_test_cupti_core PUBLIC ${PROJECT_SOURCE_DIR}/collector)
-target_link_libraries(gprof_test_cupti_core
-  PUBLIC gprof_trace_writer gprof_cuda_headers gprof_logging gprof_version ${CMAKE_DL_LIBS} Threads::Threads
-  PRIVATE gprof_warnings)
-if(TARGET ${PROJECT_NAME}_inject_headers)
-  target_link_libraries(gprof_test_cupti_core PUBLIC ${PROJECT_NAME}_inject_headers)
-else()
-  target_include_directories(gprof_test_cupti_core PUBLIC ${PROJECT_SOURCE_DIR}/inject/include)
-endif()
-
 set(GPROF_CUPTI_TEST_DEFS
   GPROF_TEST_REAL_CUPTI="${GPROF_TEST_REAL_CUPTI}"
   GPROF_TEST_CUPTI_STANDIN="$<TARGET_FILE:gprof_test_cupti_standin>")
 
-gprof_add_catch_test(test_translate SOURCES ${GPROF_CUPTI_TEST_DIR}/test_translate.cpp LIBS gprof_test_cupti_core)
+gprof_add_catch_test(test_translate SOURCES ${GPROF_CUPTI_TEST_DIR}/test_translate.cpp LIBS gprof_collector_core)
 target_compile_definitions(test_translate PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 
 gprof_add_catch_test(test_cupti
   SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti_loader.cpp ${GPROF_CUPTI_TEST_DIR}/test_cupti_session.cpp
-  LIBS gprof_test_cupti_core)
+  LIBS gprof_collector_core)
 target_compile_definitions(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 add_dependencies(test_cupti gprof_test_cupti_standin)
 target_include_directories(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_standin)

@@ -34,7 +34,13 @@ TEST_CASE("exports only the injection entry points and needs nothing of CUDA") {
     CHECK(needed.find("libcupti") == std::string::npos);
     CHECK(needed.find("libcuda") == std::string::npos);
     CHECK(needed.find("libstdc++") == std::string::npos);
-    CHECK(needed.find("libgcc_s") == std::string::npos);
+    // libgcc_s.so.1 is allowed (it is wherever glibc is); static libgcc would raise the glibc floor to 2.35.
+    // The highest glibc symbol version it asks for must stay at the documented floor, 2.34.
+    std::string versions = command_output("objdump -T '" + lib + "' | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1");
+    unsigned major = 0, minor = 0;
+    REQUIRE(std::sscanf(versions.c_str(), "GLIBC_%u.%u", &major, &minor) == 2);
+    INFO("highest glibc symbol version: " << versions);
+    CHECK((major < 2 || (major == 2 && minor <= 34)));
 }
 
 TEST_CASE("dlopen without any environment: loads and exposes the entry points") {
