@@ -1,4 +1,5 @@
 #include "process_info.h"
+#include "gprof/trace/writer.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -9,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace gprof::collector {
 
@@ -87,6 +89,24 @@ int create_trace_file(const std::string& dir, const std::string& base, int64_t p
     }
     errno = EEXIST;
     return -1;
+}
+
+void remove_header_only_traces(const std::string& dir, int64_t pid) {
+    DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+    if (!d) return;
+    const std::string id = "." + std::to_string(pid) + ".";
+    while (dirent* e = ::readdir(d)) {
+        // <base>.<pid>.gprof or <base>.<pid>.<n>.gprof; the header's pid decides (names can be ambiguous).
+        std::string_view name = e->d_name;
+        if (name.find(id) == std::string_view::npos || name.size() < 6 || name.substr(name.size() - 6) != ".gprof")
+            continue;
+        int fd = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        bool stale = trace::TraceWriter::holds_only_header(fd, pid);
+        ::close(fd);
+        if (stale) ::unlinkat(::dirfd(d), e->d_name, 0);
+    }
+    ::closedir(d);
 }
 
 // ---- modules ----

@@ -33,6 +33,11 @@ struct ProcessIdentity {
 // Returns the fd (path in `path`) or -1 with errno set.
 int create_trace_file(const std::string& dir, const std::string& base, int64_t pid, std::string& path);
 
+// Removes this pid's traces in `dir` that hold only their header: left by this very process before it exec'ed
+// (a forked child starts its trace at once, and an exec ends that image before its first flush). Anything
+// with records is kept. Called when a new process image starts its session.
+void remove_header_only_traces(const std::string& dir, int64_t pid);
+
 // Writes Module records for the objects loaded now that were not written before (writer thread).
 class ModuleScanner {
 public:

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -192,6 +193,7 @@ void ensure_started_locked() {
     clock::init();
     try {
         s.identity.gather();
+        remove_header_only_traces(s.config.output_dir, pid);  // this pid's pre-exec image, if it left one
         int fd = create_trace_file(s.config.output_dir, s.identity.exe_basename(), pid, s.path);
         if (fd < 0) {
             int err = errno;
@@ -305,13 +307,15 @@ void on_fork_child() {
     nvtx::reset_after_fork();
     nvtx::names().reset_after_fork();
     g_mutex.unlock();  // taken in on_fork_prepare
-    // The child's own trace starts on its first NVTX event, its CUDA initialisation or its normal exit (not
-    // here: a child that only execs would leave an empty trace behind). NVTX stays on unless this child must not be traced.
+    // Every process of the tree gets its own trace from its start, fork-only children too (a DataLoader
+    // worker leaves through os._exit and may never call NVTX or CUDA). A child that execs leaves a trace that
+    // holds only its header; the new image removes it as it starts (remove_header_only_traces).
     if (s.config.inactive_for(::getpid())) {
         s.inactive = true;
         nvtx::g_recording.store(false);
     } else {
         g_child_pending.store(true);
+        session_preload_init();
     }
 }
 
@@ -457,10 +461,6 @@ void session_post_thread_name(uint64_t tid, std::string_view name) noexcept {
 }
 
 void session_shutdown() noexcept {
-    // A forked child that recorded nothing yet and now exits normally still gets its own trace (process
-    // metadata, its lifetime), so every process of the tree appears in the run. A child that execs never
-    // gets here (exec runs no atexit handlers), so it leaves no empty trace behind.
-    if (g_child_pending.load(std::memory_order_acquire) && !g_shutdown_done.load()) session_preload_init();
     if (g_shutdown_done.exchange(true)) return;
     try {
         Pipeline* pipeline = nullptr;
@@ -497,6 +497,15 @@ void session_shutdown() noexcept {
         log::debug("trace written to {}", session_trace_path());
     } catch (...) {
     }
+}
+
+void session_finish_before_exit() noexcept {
+    if (t_busy || g_in_fatal.load()) return;
+    if (!g_mutex.try_lock()) return;
+    State& s = state();
+    bool ours = s.active && s.identity.pid == static_cast<int64_t>(::syscall(SYS_getpid));
+    g_mutex.unlock();
+    if (ours) session_shutdown();
 }
 
 Pipeline* session_pipeline() noexcept { return g_pipeline.load(std::memory_order_acquire); }

@@ -23,6 +23,11 @@ int session_initialize_injection() noexcept;                      // InitializeI
 int session_initialize_nvtx(nvtx::GetExportTable table) noexcept; // InitializeInjectionNvtx2: 1 = attached
 // atexit / library destructor: forced CUPTI flush under a watchdog, final NVTX drain, End record. Idempotent.
 void session_shutdown() noexcept;
+// From the _exit/_Exit interposers: session_shutdown() when it is safe — only in the process that owns the
+// session (never in a vfork child, which shares its parent's memory) and only when no thread of ours holds the
+// session lock (the app may call _exit from a signal handler). Otherwise nothing: the periodic flush has
+// already written all but the last period.
+void session_finish_before_exit() noexcept;
 
 // From NVTX handlers.
 void session_post_thread_name(uint64_t tid, std::string_view name) noexcept;

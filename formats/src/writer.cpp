@@ -368,4 +368,26 @@ void TraceWriter::flush_from_signal_handler() noexcept {
     write_all(fd_, buffer_, kChunkHeaderBytes + bytes, err);  // one write(2): atomic append on O_APPEND
 }
 
+bool TraceWriter::holds_only_header(int fd, int64_t pid) {
+    uint8_t head[4096];
+    ssize_t n = ::pread(fd, head, sizeof head, 0);
+    if (n < static_cast<ssize_t>(kPreambleBytes + kChunkHeaderBytes + 2)) return false;
+    if (std::memcmp(head, kFileMagic, sizeof kFileMagic) != 0) return false;
+    if (load_u32(head + kPreambleBytes) != kChunkMagic) return false;
+    uint64_t header_chunk = kChunkHeaderBytes + static_cast<uint64_t>(load_u32(head + kPreambleBytes + 4));
+    off_t size = ::lseek(fd, 0, SEEK_END);
+    if (size < 0 || static_cast<uint64_t>(size) != kPreambleBytes + header_chunk) return false;
+    // The header record: kind, length, producer text, then the pid.
+    const uint8_t* p = head + kPreambleBytes + kChunkHeaderBytes;
+    const uint8_t* end = head + n;
+    if (*p++ != static_cast<uint8_t>(RecordKind::Header)) return false;
+    bool ok = true;
+    uint64_t v = 0;
+    p = get_varint(p, end, v, ok);          // body length
+    p = get_varint(p, end, v, ok);          // producer length
+    if (!ok || v > static_cast<uint64_t>(end - p)) return false;
+    p = get_varint(p + v, end, v, ok);      // pid
+    return ok && unzigzag(v) == pid;
+}
+
 }  // namespace gprof::trace

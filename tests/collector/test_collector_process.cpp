@@ -15,12 +15,14 @@ struct Death {
     const char* how;
     int signal;     // 0: exits
     int exit_code;  // when it exits
+    bool has_end;   // the trace is finished: _exit is interposed, a signal death is not
 };
 
 }  // namespace
 
 TEST_CASE("ranges older than the flush period survive a crash / and the process dies the same way") {
-    const Death cases[] = {{"segv", SIGSEGV, 0}, {"abort", SIGABRT, 0}, {"kill", SIGKILL, 0}, {"_exit", 0, 3}};
+    const Death cases[] = {{"segv", SIGSEGV, 0, false}, {"abort", SIGABRT, 0, false}, {"kill", SIGKILL, 0, false},
+                          {"_exit", 0, 3, true}};
     for (const Death& d : cases) {
         DYNAMIC_SECTION(d.how) {
             TempDir dir;
@@ -36,7 +38,7 @@ TEST_CASE("ranges older than the flush period survive a crash / and the process 
             REQUIRE(traces.size() == 1);
             LoadedTrace t = load_trace(traces[0].string());
             CHECK(t.nvtx_named("before-death").size() == 500);
-            CHECK_FALSE(t.stats.has_end);  // the process did not finish cleanly
+            CHECK(t.stats.has_end == d.has_end);
         }
     }
 }
@@ -61,6 +63,21 @@ TEST_CASE("fork: parent and child each write their own readable trace") {
     CHECK(child.stats.has_end);
     CHECK(parent.warnings.empty());
     CHECK(child.warnings.empty());
+}
+
+TEST_CASE("a vfork child's _exit leaves the parent's session alone") {
+    TempDir dir;
+    std::vector<std::string> argv{test_program("test_nvtx_app"), "vfork"};
+    RunResult bare = run_program(argv, {}, dir.path().string());
+    RunResult r = run_program(argv, collector_env(dir.path().string()), dir.path().string());
+    CHECK(r.status == bare.status);
+    CHECK(r.out == "vfork child exited 9\nvfork done\n");
+    auto traces = traces_in(dir.path().string());
+    REQUIRE(traces.size() == 1);  // the vfork child never ran a session of its own
+    LoadedTrace t = load_trace(traces[0].string());
+    CHECK(t.nvtx_named("after-vfork").size() == 5);
+    CHECK(t.stats.has_end);
+    CHECK(t.warnings.empty());
 }
 
 TEST_CASE("stdout is byte-identical with and without the collector - nothing of ours on it") {

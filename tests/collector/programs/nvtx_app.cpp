@@ -152,6 +152,19 @@ int fork_case() {
     return 0;
 }
 
+// vfork: the child shares the parent's memory, so its _exit must not finish the parent's session.
+int vfork_case() {
+    ranges(5, "before-vfork");
+    pid_t pid = vfork();
+    if (pid == 0) _exit(9);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    std::printf("vfork child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    ranges(5, "after-vfork");
+    std::printf("vfork done\n");
+    return 0;
+}
+
 int open_at_exit() {
     nvtxRangePushA("never-popped");
     nvtxRangeStartA("never-ended");
@@ -169,6 +182,7 @@ int main(int argc, char** argv) {
     if (s == "domains") return domains();
     if (s == "many") return many(n);
     if (s == "fork") return fork_case();
+    if (s == "vfork") return vfork_case();
     if (s == "open") return open_at_exit();
     if (s == "segv" || s == "abort" || s == "kill" || s == "_exit") die_after(n, s.c_str());
     if (s == "plain") {

@@ -70,6 +70,10 @@ public:
     // fatal-signal handler, then let the process die; the writer must not be used afterwards.
     void flush_from_signal_handler() noexcept;
 
+    // True when the open file `fd` is a trace of process `pid` holding nothing but its preamble and header
+    // chunk: its writer never flushed a record (a forked child that exec'ed before its first flush).
+    static bool holds_only_header(int fd, int64_t pid);
+
     bool is_open() const { return fd_ >= 0; }
     bool failed() const { return error_ != 0; }
     int error() const { return error_; }
