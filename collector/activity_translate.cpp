@@ -28,6 +28,27 @@ size_t runtime_name_length(const char* s) {
     return n;
 }
 
+// MEMCPY (Memcpy6) and MEMCPY2 (MemcpyPtoP4) records share every field but where the devices are.
+template <class M, class Ts>
+Memcpy memcpy_record(const M* m, Ts&& ts, uint32_t device, uint32_t peer_device) {
+    Memcpy r;
+    r.start = ts(m->start);
+    r.end = ts(m->end);
+    r.bytes = m->bytes;
+    r.device = device;
+    r.peer_device = peer_device;
+    r.context = m->contextId;
+    r.stream = m->streamId;
+    r.correlation = m->correlationId;
+    r.graph_id = m->graphId;
+    r.graph_node_id = m->graphNodeId;
+    r.copy_kind = narrow_enum<MemcpyKind>(m->copyKind);
+    r.src_kind = narrow_enum<MemoryKind>(m->srcKind);
+    r.dst_kind = narrow_enum<MemoryKind>(m->dstKind);
+    r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+    return r;
+}
+
 }  // namespace
 
 void Translator::reset() {
@@ -118,42 +139,12 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
             auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-            Memcpy r;
-            r.start = ts(m->start);
-            r.end = ts(m->end);
-            r.bytes = m->bytes;
-            r.device = m->deviceId;
-            r.peer_device = m->deviceId;
-            r.context = m->contextId;
-            r.stream = m->streamId;
-            r.correlation = m->correlationId;
-            r.graph_id = m->graphId;
-            r.graph_node_id = m->graphNodeId;
-            r.copy_kind = narrow_enum<MemcpyKind>(m->copyKind);
-            r.src_kind = narrow_enum<MemoryKind>(m->srcKind);
-            r.dst_kind = narrow_enum<MemoryKind>(m->dstKind);
-            r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-            w.add(r);
+            w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->deviceId, m->deviceId));
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
             auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-            Memcpy r;
-            r.start = ts(m->start);
-            r.end = ts(m->end);
-            r.bytes = m->bytes;
-            r.device = m->srcDeviceId;
-            r.peer_device = m->dstDeviceId;
-            r.context = m->contextId;
-            r.stream = m->streamId;
-            r.correlation = m->correlationId;
-            r.graph_id = m->graphId;
-            r.graph_node_id = m->graphNodeId;
-            r.copy_kind = narrow_enum<MemcpyKind>(m->copyKind);
-            r.src_kind = narrow_enum<MemoryKind>(m->srcKind);
-            r.dst_kind = narrow_enum<MemoryKind>(m->dstKind);
-            r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-            w.add(r);
+            w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->srcDeviceId, m->dstDeviceId));
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
