@@ -385,6 +385,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
     out << "gprof-run profile: " << plural(agg.processes.size(), "process") << ", "
         << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
+    size_t status_printed = 0;
     for (const auto& p : agg.processes) {
         std::string cmd = p.header.executable;
         for (size_t i = 1; i < p.header.argv.size(); ++i) cmd += " " + p.header.argv[i];
@@ -395,6 +396,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         for (const auto& s : p.status_lines) {
             if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
             out << "    " << s << '\n';
+            ++status_printed;
         }
     }
     std::set<std::string> printed;
@@ -408,8 +410,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
                    !agg.of(KeyCategory::Memset).empty();
     bool any_api = !agg.of(KeyCategory::Api).empty();
     if (!any_gpu && !any_api) {
-        bool explained = false;
-        for (const auto& p : agg.processes) explained |= !p.status_lines.empty();
+        bool explained = status_printed > 0;
         out << "  no CUDA activity was recorded"
             << (explained ? " (see the status lines above)" : " (the program made no CUDA calls in the capture window)")
             << '\n';
@@ -430,6 +431,9 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
     std::vector<Row8> rows;
     section_rows(" GPU activities", named(gpu_activities(agg)), max_rows, rows);
     section_rows("      API calls", named(agg.of(KeyCategory::Api)), max_rows, rows);
+    // The brief summary has no NVTX block: the ranges get one section of their own (nsys's nvtx_sum), which is
+    // all a run without a GPU shows.
+    if (!full) section_rows("    NVTX ranges", named(agg.of(KeyCategory::Nvtx)), max_rows, rows);
     for (auto& r : rows) {
         // Keep nvprof's right-aligned "GPU activities:" labels.
         while (!r.type.empty() && r.type.front() == ' ') r.type.erase(0, 1);
