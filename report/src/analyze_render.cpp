@@ -211,6 +211,10 @@ void print_analysis_section(const Run& run, std::ostream& out) {
         out << "Analysis: not available (" << e.what() << ")\n";
         return;
     }
+    print_analysis_section(a, out);
+}
+
+void print_analysis_section(const AnalysisResult& a, std::ostream& out) {
     out << "Analysis: " << verdict_title(a.verdict) << " - " << a.verdict_reason << "\n";
     for (const auto& d : a.devices)
         out << "  " << device_label(d.key, d.name) << " busy " << pct(d.busy_pct) << " of " << t(d.window_ns) << "\n";

@@ -1,8 +1,12 @@
 // The analysis itself: utilisation, verdict, idle gaps, findings, steps. Rules and thresholds are documented in
 // docs/analysis.md; keep the two in step.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -39,47 +43,117 @@ struct ThreadKey {
     auto operator<=>(const ThreadKey&) const = default;
 };
 
+// What a name means for the rules, computed once per distinct string of a process (the regexes and prefix tests
+// are far too slow to run per record on big traces).
+enum NameFlag : uint8_t {
+    kLaunchName = 1,
+    kSyncName = 2,
+    kSyncMemcpyName = 4,
+    kAllocName = 8,
+    kImplicitSyncName = 16,
+    kHtoDName = 32,
+    kDataLoadingName = 64,
+    kFlagsKnown = 128,
+};
+
+class NameFlags {
+public:
+    explicit NameFlags(const ProcessTrace& proc) : proc_(&proc), flags_(proc.strings.size(), 0) {}
+    uint8_t operator()(trace::StringId id) const {
+        if (id < flags_.size()) {
+            uint8_t& f = flags_[id];
+            if (!(f & kFlagsKnown)) f = compute(proc_->str(id));
+            return f;
+        }
+        return compute(proc_->str(id));  // not in the string table: a placeholder name, not cached
+    }
+
+private:
+    static uint8_t compute(std::string_view name) {
+        uint8_t f = kFlagsKnown;
+        if (is_launch_api(name)) f |= kLaunchName;
+        if (is_sync_api(name)) f |= kSyncName;
+        if (is_sync_memcpy_api(name)) f |= kSyncMemcpyName;
+        if (is_alloc_api(name)) f |= kAllocName;
+        if (is_implicit_sync_api(name)) f |= kImplicitSyncName;
+        if (name.find("HtoD") != std::string_view::npos) f |= kHtoDName;
+        if (is_data_loading_range(name)) f |= kDataLoadingName;
+        return f;
+    }
+    const ProcessTrace* proc_;
+    mutable std::vector<uint8_t> flags_;
+};
+
 // Host activity of one CPU thread on the run axis.
 struct HostThread {
     std::vector<std::pair<Interval, const trace::ApiCall*>> apis;  // sorted by start
     std::vector<std::pair<Interval, const trace::Nvtx*>> ranges;   // sorted by start
+    std::vector<int64_t> api_end_max, range_end_max;  // running maximum of `end` over apis / ranges (by index)
     std::vector<Interval> api_union, sync_union;
     size_t launches = 0;
 };
+
+// Index of the first entry that may overlap [t, ...): entries before it all end at or before t. `end_max` is the
+// running maximum of the entries' ends, so it is sorted and a binary search finds it.
+size_t first_ending_after(const std::vector<int64_t>& end_max, int64_t t) {
+    return static_cast<size_t>(std::upper_bound(end_max.begin(), end_max.end(), t) - end_max.begin());
+}
 
 struct Context {
     const Run& run;
     Interval window;
     std::map<DeviceKey, std::vector<Interval>> busy;
+    std::map<DeviceKey, std::vector<Interval>> gaps;  // holes of `busy` inside the window
     std::map<ThreadKey, HostThread> threads;
     std::vector<ThreadKey> launch_threads;  // one per process that launched GPU work
     std::map<DeviceKey, std::set<size_t>> device_processes;
+    std::vector<NameFlags> names;  // per process
 };
 
 Context build_context(const Run& run) {
-    Context c{run, capture_window(run), gpu_busy_by_device(run), {}, {}, {}};
+    Context c{run, capture_window(run), gpu_busy_by_device(run), {}, {}, {}, {}, {}};
+    for (const auto& [key, busy] : c.busy) c.gaps[key] = gaps_within(busy, c.window);
+    c.names.reserve(run.processes.size());
+    for (const ProcessTrace& proc : run.processes) c.names.emplace_back(proc);
     for (size_t p = 0; p < run.processes.size(); ++p) {
         const ProcessTrace& proc = run.processes[p];
-        for (const auto& k : proc.kernels) c.device_processes[{proc.header.hostname, k.device}].insert(p);
-        for (const auto& m : proc.memcpys) c.device_processes[{proc.header.hostname, m.device}].insert(p);
-        for (const auto& m : proc.memsets) c.device_processes[{proc.header.hostname, m.device}].insert(p);
+        const NameFlags& names = c.names[p];
+        std::set<uint32_t> devices;
+        auto note_device = [&devices, last = std::optional<uint32_t>{}](uint32_t dev) mutable {
+            if (last != dev) devices.insert(dev);
+            last = dev;
+        };
+        for (const auto& k : proc.kernels) note_device(k.device);
+        for (const auto& m : proc.memcpys) note_device(m.device);
+        for (const auto& m : proc.memsets) note_device(m.device);
+        for (uint32_t dev : devices) c.device_processes[{proc.header.hostname, dev}].insert(p);
+        HostThread* h = nullptr;
+        uint64_t h_tid = 0;
+        auto thread = [&](uint64_t tid) -> HostThread& {
+            if (!h || tid != h_tid) {
+                h = &c.threads[{p, tid}];
+                h_tid = tid;
+            }
+            return *h;
+        };
         for (const trace::ApiCall& a : proc.api_calls) {
             if (!timed(a.start, a.end)) continue;
-            HostThread& h = c.threads[{p, a.tid}];
-            h.apis.push_back({{proc.to_run_ns(a.start), proc.to_run_ns(a.end)}, &a});
-            if (is_launch_api(proc.str(a.name))) ++h.launches;
+            HostThread& ht = thread(a.tid);
+            ht.apis.push_back({{proc.to_run_ns(a.start), proc.to_run_ns(a.end)}, &a});
+            if (names(a.name) & kLaunchName) ++ht.launches;
         }
         for (const trace::Nvtx& r : proc.nvtx) {
             if (r.type == trace::NvtxType::Mark || !timed(r.start, r.end) || r.end == r.start) continue;
-            c.threads[{p, r.tid}].ranges.push_back({{proc.to_run_ns(r.start), proc.to_run_ns(r.end)}, &r});
+            thread(r.tid).ranges.push_back({{proc.to_run_ns(r.start), proc.to_run_ns(r.end)}, &r});
         }
         const HostThread* best = nullptr;
         ThreadKey best_key{p, 0};
-        for (auto& [key, h] : c.threads) {
-            if (key.process != p) continue;
-            if (!best || h.launches > best->launches || (h.launches == best->launches && h.apis.size() > best->apis.size())) {
-                best = &h;
-                best_key = key;
+        for (auto it = c.threads.lower_bound({p, 0}); it != c.threads.end() && it->first.process == p; ++it) {
+            const HostThread& ht = it->second;
+            if (!best || ht.launches > best->launches ||
+                (ht.launches == best->launches && ht.apis.size() > best->apis.size())) {
+                best = &ht;
+                best_key = it->first;
             }
         }
         if (best && best->launches > 0) c.launch_threads.push_back(best_key);
@@ -89,10 +163,21 @@ Context build_context(const Run& run) {
         std::sort(h.apis.begin(), h.apis.end(), by_start);
         std::sort(h.ranges.begin(), h.ranges.end(), by_start);
         std::vector<Interval> all, sync;
-        const ProcessTrace& proc = run.processes[key.process];
+        all.reserve(h.apis.size());
+        const NameFlags& names = c.names[key.process];
+        h.api_end_max.reserve(h.apis.size());
+        int64_t end_max = INT64_MIN;
         for (auto& [i, a] : h.apis) {
             all.push_back(i);
-            if (is_sync_api(proc.str(a->name))) sync.push_back(i);
+            if (names(a->name) & kSyncName) sync.push_back(i);
+            end_max = std::max(end_max, i.end);
+            h.api_end_max.push_back(end_max);
+        }
+        end_max = INT64_MIN;
+        h.range_end_max.reserve(h.ranges.size());
+        for (auto& [i, r] : h.ranges) {
+            end_max = std::max(end_max, i.end);
+            h.range_end_max.push_back(end_max);
         }
         h.api_union = interval_union(std::move(all));
         h.sync_union = interval_union(std::move(sync));
@@ -102,36 +187,55 @@ Context build_context(const Run& run) {
 
 std::vector<DeviceUtilisation> utilisation(const Context& c) {
     std::vector<DeviceUtilisation> out;
+    std::vector<std::set<uint32_t>> streams;
+    std::map<DeviceKey, size_t> index;
     for (const auto& [key, busy] : c.busy) {
         DeviceUtilisation d;
         d.key = key;
         d.window_ns = c.window.length();
         d.busy_ns = length_within(busy, c.window);
         d.busy_pct = d.window_ns > 0 ? 100.0 * static_cast<double>(d.busy_ns) / static_cast<double>(d.window_ns) : 0;
-        std::set<uint32_t> streams;
-        for (const ProcessTrace& proc : c.run.processes) {
-            if (proc.header.hostname != key.host) continue;
-            for (const auto& dev : proc.devices)
-                if (dev.id == key.device && d.name.empty()) d.name = std::string(proc.str(dev.name));
-            for (const auto& k : proc.kernels)
-                if (k.device == key.device && timed(k.start, k.end)) {
-                    d.kernel_ns += static_cast<int64_t>(k.end - k.start);
-                    streams.insert(k.stream);
-                }
-            for (const auto& m : proc.memcpys)
-                if (m.device == key.device && timed(m.start, m.end)) {
-                    d.memcpy_ns += static_cast<int64_t>(m.end - m.start);
-                    streams.insert(m.stream);
-                }
-            for (const auto& m : proc.memsets)
-                if (m.device == key.device && timed(m.start, m.end)) {
-                    d.memset_ns += static_cast<int64_t>(m.end - m.start);
-                    streams.insert(m.stream);
-                }
-        }
-        d.streams = streams.size();
+        index[key] = out.size();
         out.push_back(std::move(d));
+        streams.emplace_back();
     }
+    // One pass over the GPU records of each process (every timed one has its device in `busy`).
+    for (const ProcessTrace& proc : c.run.processes) {
+        std::map<uint32_t, size_t> mine;  // device id -> index into out, for this process's host
+        for (auto it = index.lower_bound({proc.header.hostname, 0});
+             it != index.end() && it->first.host == proc.header.hostname; ++it)
+            mine[it->first.device] = it->second;
+        if (mine.empty()) continue;
+        for (const auto& dev : proc.devices) {
+            auto it = mine.find(dev.id);
+            if (it != mine.end() && out[it->second].name.empty()) out[it->second].name = std::string(proc.str(dev.name));
+        }
+        // Last device and stream seen: records come in long runs of one device and stream.
+        uint32_t last_dev = 0;
+        size_t last_idx = SIZE_MAX;
+        auto add = [&](uint32_t dev, uint32_t stream, trace::Timestamp s, trace::Timestamp e, int64_t DeviceUtilisation::*sum,
+                       uint32_t& last_stream, size_t& last_stream_idx) {
+            if (!timed(s, e)) return;
+            if (last_idx == SIZE_MAX || dev != last_dev) {
+                auto it = mine.find(dev);
+                if (it == mine.end()) return;
+                last_dev = dev;
+                last_idx = it->second;
+            }
+            out[last_idx].*sum += static_cast<int64_t>(e - s);
+            if (last_stream_idx != last_idx || last_stream != stream) {
+                streams[last_idx].insert(stream);
+                last_stream = stream;
+                last_stream_idx = last_idx;
+            }
+        };
+        uint32_t ls = 0;
+        size_t lsi = SIZE_MAX;
+        for (const auto& k : proc.kernels) add(k.device, k.stream, k.start, k.end, &DeviceUtilisation::kernel_ns, ls, lsi);
+        for (const auto& m : proc.memcpys) add(m.device, m.stream, m.start, m.end, &DeviceUtilisation::memcpy_ns, ls, lsi);
+        for (const auto& m : proc.memsets) add(m.device, m.stream, m.start, m.end, &DeviceUtilisation::memset_ns, ls, lsi);
+    }
+    for (size_t i = 0; i < out.size(); ++i) out[i].streams = streams[i].size();
     return out;
 }
 
@@ -159,8 +263,7 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
 
     // Where the launching threads were while their devices sat idle.
     int64_t idle = 0, in_api = 0;
-    for (const auto& [key, busy] : c.busy) {
-        auto gaps = gaps_within(busy, c.window);
+    for (const auto& [key, gaps] : c.gaps) {
         auto procs = c.device_processes.find(key);
         for (const ThreadKey& tk : c.launch_threads) {
             if (procs == c.device_processes.end() || !procs->second.count(tk.process)) continue;
@@ -178,9 +281,9 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
     std::vector<double> launch_ns;
     size_t launches = 0;
     for (const auto& [key, h] : c.threads) {
-        const ProcessTrace& proc = c.run.processes[key.process];
+        const NameFlags& names = c.names[key.process];
         for (auto& [i, a] : h.apis)
-            if (is_launch_api(proc.str(a->name))) {
+            if (names(a->name) & kLaunchName) {
                 launch_ns.push_back(static_cast<double>(i.length()));
                 ++launches;
             }
@@ -210,12 +313,14 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
     for (const ThreadKey& tk : c.launch_threads) {
         const HostThread& h = c.threads.at(tk);
         const ProcessTrace& proc = c.run.processes[tk.process];
+        const NameFlags& names = c.names[tk.process];
         std::vector<Interval> io;
         for (auto& [i, r] : h.ranges)
-            if (is_data_loading_range(proc.str(r->name))) io.push_back(i);
+            if (names(r->name) & kDataLoadingName) io.push_back(i);
         for (auto& [i, a] : h.apis) {
-            if (!is_sync_memcpy_api(proc.str(a->name))) continue;
-            bool htod = proc.str(a->name).find("HtoD") != std::string_view::npos;
+            uint8_t f = names(a->name);
+            if (!(f & kSyncMemcpyName)) continue;
+            bool htod = (f & kHtoDName) != 0;
             for (const GpuOpRef& op : proc.gpu_ops_for_correlation(a->correlation))
                 if (op.kind == GpuOpKind::Memcpy && proc.memcpys[op.index].copy_kind == trace::MemcpyKind::HtoD)
                     htod = true;
@@ -261,13 +366,28 @@ void decide(AnalysisResult& a) {
 }
 
 std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
+    // Rank every gap by (longest, earliest, device order) without materialising them all, then keep the top ones.
+    struct Candidate {
+        int64_t duration, start;
+        size_t device;
+        const Interval* gap;
+    };
+    std::vector<Candidate> cand;
+    std::vector<const DeviceKey*> keys;
+    for (const auto& [key, gaps] : c.gaps) {
+        for (const Interval& g : gaps) cand.push_back({g.length(), g.start, keys.size(), &g});
+        keys.push_back(&key);
+    }
+    auto better = [](const Candidate& a, const Candidate& b) {
+        if (a.duration != b.duration) return a.duration > b.duration;
+        if (a.start != b.start) return a.start < b.start;
+        return a.device < b.device;
+    };
+    size_t keep = std::min(max_gaps, cand.size());
+    std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(keep), cand.end(), better);
     std::vector<IdleGap> all;
-    for (const auto& [key, busy] : c.busy)
-        for (const Interval& g : gaps_within(busy, c.window)) all.push_back({key, g.start, g.end, {}});
-    std::sort(all.begin(), all.end(), [](const IdleGap& a, const IdleGap& b) {
-        return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
-    });
-    if (all.size() > max_gaps) all.resize(max_gaps);
+    all.reserve(keep);
+    for (size_t i = 0; i < keep; ++i) all.push_back({*keys[cand[i].device], cand[i].gap->start, cand[i].gap->end, {}});
     for (IdleGap& gap : all) {
         Interval gi{gap.start, gap.end};
         for (const auto& [key, h] : c.threads) {
@@ -279,7 +399,8 @@ std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
             act.thread_name = std::string(proc.thread_name(key.tid));
             act.api_ns = length_within(h.api_union, gi);
             std::map<std::string, int64_t> per_api;
-            for (auto& [i, a] : h.apis) {
+            for (size_t k = first_ending_after(h.api_end_max, gi.start); k < h.apis.size(); ++k) {
+                const auto& [i, a] = h.apis[k];
                 if (i.start >= gi.end) break;
                 if (int64_t o = overlap(i, gi)) per_api[std::string(proc.str(a->name))] += o;
             }
@@ -293,7 +414,8 @@ std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
             std::vector<Interval> covered;
             std::vector<std::pair<int64_t, const std::pair<Interval, const trace::Nvtx*>*>> hits;
             int64_t best = 0;
-            for (const auto& entry : h.ranges) {
+            for (size_t k = first_ending_after(h.range_end_max, gi.start); k < h.ranges.size(); ++k) {
+                const auto& entry = h.ranges[k];
                 if (entry.first.start >= gi.end) break;
                 int64_t o = overlap(entry.first, gi);
                 if (!o) continue;
@@ -507,15 +629,17 @@ std::vector<Finding> findings(const Context& c, const StepSet& steps, const std:
         std::map<std::string, size_t> implicit_names;
         for (const auto& [key, h] : c.threads) {
             const ProcessTrace& proc = c.run.processes[key.process];
+            const NameFlags& names = c.names[key.process];
             for (auto& [i, a] : h.apis) {
-                if (!inside(steady, i.start)) continue;
+                uint8_t f = names(a->name);
+                if (!(f & (kAllocName | kImplicitSyncName)) || !inside(steady, i.start)) continue;
                 std::string_view name = proc.str(a->name);
-                if (is_alloc_api(name)) {
+                if (f & kAllocName) {
                     ++alloc;
                     alloc_ns += i.length();
                     alloc_span.add(i.start, i.end);
                 }
-                if (is_implicit_sync_api(name)) {
+                if (f & kImplicitSyncName) {
                     ++implicit;
                     implicit_ns += i.length();
                     implicit_span.add(i.start, i.end);
@@ -605,6 +729,15 @@ StepView step_view(const Context& c, const StepSet& set, const AnalysisOptions& 
     std::map<std::string, StepModule> modules;
     int64_t module_cpu = 0, module_gpu = 0;
     std::regex step_re(set.pattern, std::regex::ECMAScript | std::regex::icase);
+    // Whether a range name is a step name, once per string of each process (-1 = not yet known).
+    std::vector<std::vector<int8_t>> is_step(c.run.processes.size());
+    auto step_name = [&](size_t p, trace::StringId id, const std::string& name) {
+        std::vector<int8_t>& known = is_step[p];
+        if (known.empty()) known.assign(c.run.processes[p].strings.size(), -1);
+        if (id >= known.size()) return std::regex_match(name, step_re);
+        if (known[id] < 0) known[id] = std::regex_match(name, step_re) ? 1 : 0;
+        return known[id] == 1;
+    };
     for (const Step& s : v.steps) {
         if (s.tid == 0) continue;  // profiler windows have no thread
         auto it = c.threads.find({s.process, s.tid});
@@ -612,12 +745,15 @@ StepView step_view(const Context& c, const StepSet& set, const AnalysisOptions& 
         const HostThread& h = it->second;
         const ProcessTrace& proc = c.run.processes[s.process];
         int64_t covered_until = INT64_MIN;
-        for (auto& [i, r] : h.ranges) {
-            if (i.start < s.start) continue;
+        // Ranges are sorted by start: the first one starting inside the step by binary search.
+        auto from = std::lower_bound(h.ranges.begin(), h.ranges.end(), s.start,
+                                     [](const auto& r, int64_t x) { return r.first.start < x; });
+        for (auto ri = from; ri != h.ranges.end(); ++ri) {
+            const auto& [i, r] = *ri;
             if (i.start >= s.end) break;
             if (i.end > s.end || (i.start == s.start && i.end == s.end)) continue;
             std::string name(proc.str(r->name));
-            if (std::regex_match(name, step_re)) continue;
+            if (step_name(s.process, r->name, name)) continue;
             if (i.start < covered_until) continue;  // nested inside a module already counted
             covered_until = i.end;
             StepModule& m = modules[name];
@@ -688,8 +824,16 @@ const char* verdict_title(Verdict v) {
 std::map<DeviceKey, std::vector<Interval>> gpu_busy_by_device(const Run& run) {
     std::map<DeviceKey, std::vector<Interval>> raw;
     for (const ProcessTrace& proc : run.processes) {
+        // The device's vector is looked up only when the device changes from one record to the next.
+        std::vector<Interval>* cur = nullptr;
+        uint32_t cur_dev = 0;
         auto add = [&](uint32_t dev, trace::Timestamp s, trace::Timestamp e) {
-            if (timed(s, e)) raw[{proc.header.hostname, dev}].push_back({proc.to_run_ns(s), proc.to_run_ns(e)});
+            if (!timed(s, e)) return;
+            if (!cur || dev != cur_dev) {
+                cur = &raw[{proc.header.hostname, dev}];
+                cur_dev = dev;
+            }
+            cur->push_back({proc.to_run_ns(s), proc.to_run_ns(e)});
         };
         for (const auto& k : proc.kernels) add(k.device, k.start, k.end);
         for (const auto& m : proc.memcpys) add(m.device, m.start, m.end);

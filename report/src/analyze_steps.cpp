@@ -1,6 +1,9 @@
 #include "gprof/report/analysis_steps.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
 #include <regex>
 
 namespace gprof::report {
@@ -12,11 +15,20 @@ std::vector<Step> nvtx_steps(const Run& run, const std::regex& re) {
     for (size_t p = 0; p < run.processes.size(); ++p) {
         const ProcessTrace& proc = run.processes[p];
         std::vector<Step> mine;
+        // The regex runs once per distinct name (string id), not once per range: -1 = not matched yet.
+        std::vector<int8_t> matches(proc.strings.size(), -1);
         for (const trace::Nvtx& r : proc.nvtx) {
             if (r.type == trace::NvtxType::Mark || r.end == 0 || r.end <= r.start) continue;
-            std::string name(proc.str(r.name));
-            if (!std::regex_match(name, re)) continue;
-            mine.push_back({p, r.tid, proc.to_run_ns(r.start), proc.to_run_ns(r.end), name});
+            bool match;
+            if (r.name < matches.size()) {
+                int8_t& m = matches[r.name];
+                if (m < 0) m = std::regex_match(std::string(proc.str(r.name)), re) ? 1 : 0;
+                match = m == 1;
+            } else {
+                match = std::regex_match(std::string(proc.str(r.name)), re);
+            }
+            if (!match) continue;
+            mine.push_back({p, r.tid, proc.to_run_ns(r.start), proc.to_run_ns(r.end), std::string(proc.str(r.name))});
         }
         std::sort(mine.begin(), mine.end(), [](const Step& a, const Step& b) {
             return a.start != b.start ? a.start < b.start : a.end > b.end;

@@ -3,7 +3,9 @@
 #include "gprof/report/end_of_run.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "gprof/report/aggregate.h"
 #include "gprof/report/model.h"
@@ -64,13 +66,31 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         }
 
         std::string analysis_text;
+        // The timeline's analysis track reuses the summary's analysis (one analyze_run per run, not two). When the
+        // analysis failed, the timeline is left to try again itself, so it reports the failure the same way.
+        TimelineOptions timeline_options;
 #ifdef GPROF_APPEND_ANALYSIS
+        std::optional<AnalysisResult> analysis;
+        std::vector<AnalysisSlice> analysis_slices;
         try {
             std::ostringstream a;
-            print_analysis_section(*run, a);
+            try {
+                analysis = analyze_run(*run, {});  // print_analysis_section(const Run&)'s options
+            } catch (const std::exception& e) {
+                a << "Analysis: not available (" << e.what() << ")\n";
+            }
+            if (analysis) print_analysis_section(*analysis, a);
             analysis_text = a.str();
         } catch (const std::exception& e) {
             result.warnings.push_back(std::string("analysis section left out: ") + e.what());
+        }
+        if (analysis && options.timeline_path) {
+            try {
+                analysis_slices = analysis_timeline_slices(*analysis);
+                timeline_options.analysis_slices = &analysis_slices;
+            } catch (const std::exception&) {
+                // left to write_timeline, which reports it as "analysis track left out"
+            }
         }
 #endif
         if (options.summary != SummaryMode::None && options.summary_out) {
@@ -93,7 +113,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         }
         if (options.timeline_path) {
             try {
-                TimelineStats st = write_timeline(*run, *options.timeline_path);
+                TimelineStats st = write_timeline(*run, *options.timeline_path, timeline_options);
                 result.timeline = *options.timeline_path;
                 for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
             } catch (const std::exception& e) {

@@ -732,13 +732,15 @@ private:
     // "analysis" process sorted below everything else. Failures there never cost the timeline.
     void analysis() {
 #ifdef GPROF_TIMELINE_ANALYSIS
-        std::vector<AnalysisSlice> slices;
+        std::vector<AnalysisSlice> computed;
+        const std::vector<AnalysisSlice>* given = opt_.analysis_slices;
         try {
-            slices = analysis_timeline_slices(run_);
+            if (!given) computed = analysis_timeline_slices(run_);
         } catch (const std::exception& e) {
             st_.warnings.push_back(std::string("analysis track left out: ") + e.what());
             return;
         }
+        const std::vector<AnalysisSlice>& slices = given ? *given : computed;
         if (slices.empty()) return;
         const int64_t pid = kGpuPidBase - 1;
         meta("process_name", pid, nullptr, "analysis", 0, false);

@@ -139,8 +139,11 @@ void render_analysis_table(const AnalysisResult& a, std::ostream& out);
 void render_analysis_markdown(const AnalysisResult& a, std::ostream& out);
 nlohmann::json analysis_to_json(const AnalysisResult& a);
 
-// The short section gprof-run's end-of-run summary appends (verdict, utilisation, top findings, steps).
+// The short section gprof-run's end-of-run summary appends (verdict, utilisation, top findings, steps):
+// analyze_run(run, {}) then the overload below; "Analysis: not available (...)" when the analysis throws.
 void print_analysis_section(const Run& run, std::ostream& out);
+// The same section from an analysis already made (finish_run reuses it for the timeline's analysis track).
+void print_analysis_section(const AnalysisResult& a, std::ostream& out);
 
 // ----- Chrome timeline hook --------------------------------------------------------------------------------
 

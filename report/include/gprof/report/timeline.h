@@ -17,10 +17,15 @@
 
 namespace gprof::report {
 
+struct AnalysisSlice;  // gprof/report/analysis.h
+
 struct TimelineOptions {
     bool gzip = false;                            // write gzip (needs zlib at build time; else a warning, plain JSON)
     uint64_t too_big_bytes = 1000ull * 1000 * 1000;  // warn above this JSON size (Perfetto UI's practical limit)
     bool analysis_track = true;  // an "analysis" process with the verdict, idle gaps and findings (issue 8), when built in
+    // The analysis track's slices when the caller has analysed the run already (analysis_timeline_slices of its
+    // result); null = analyse the run here with default options. Must outlive the write.
+    const std::vector<AnalysisSlice>* analysis_slices = nullptr;
 };
 
 struct TimelineStats {
