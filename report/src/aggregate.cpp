@@ -1,7 +1,14 @@
 #include "gprof/report/aggregate.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
 #include <unordered_map>
 
 #include "gprof/trace/names.h"
@@ -10,13 +17,18 @@ namespace gprof::report {
 
 using namespace gprof::trace;
 
-Stats compute_stats(std::vector<uint64_t>& v) {
+namespace {
+
+// Count, total, min, max, mean, median and stddev of v[0, n); reorders v. One definition for 32- and 64-bit
+// values: the selection permutes both alike, so the stddev sums in the same order and the results are identical.
+template <class T> Stats stats_of(T* v, size_t n) {
     Stats s;
-    if (v.empty()) return s;
-    s.count = v.size();
+    if (n == 0) return s;
+    s.count = n;
     long double sum = 0;
-    uint64_t mn = v[0], mx = v[0];
-    for (uint64_t x : v) {
+    T mn = v[0], mx = v[0];
+    for (size_t i = 0; i < n; ++i) {
+        T x = v[i];
         sum += x;
         mn = std::min(mn, x);
         mx = std::max(mx, x);
@@ -24,27 +36,197 @@ Stats compute_stats(std::vector<uint64_t>& v) {
     s.total = static_cast<uint64_t>(sum);
     s.min = mn;
     s.max = mx;
-    s.mean = static_cast<double>(sum / v.size());
+    s.mean = static_cast<double>(sum / n);
     // Median by selection: O(n), where a full sort of 10 M durations would dominate the summary's time.
-    size_t n = v.size();
-    std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+    std::nth_element(v, v + n / 2, v + n);
     double upper = static_cast<double>(v[n / 2]);
     if (n % 2) {
         s.median = upper;
     } else {
-        double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() + n / 2));
+        double lower = static_cast<double>(*std::max_element(v, v + n / 2));
         s.median = (lower + upper) / 2.0;
     }
     if (n > 1) {
         long double sq = 0;
-        for (uint64_t x : v) {
-            long double d = x - static_cast<long double>(s.mean);
+        for (size_t i = 0; i < n; ++i) {
+            long double d = v[i] - static_cast<long double>(s.mean);
             sq += d * d;
         }
         s.stddev = static_cast<double>(std::sqrt(sq / (n - 1)));
     }
     return s;
 }
+
+// ----- compact storage ----------------------------------------------------------------------------------------
+// A 10 M-record summary keeps ~10 M durations and ~5 M call/op entries while it reads. Faulting that memory in
+// 4 KiB pages was a third of the summary's time, and growing std::vectors copied it again: large buffers here are
+// anonymous mappings that ask for transparent huge pages and grow with mremap (no copy).
+
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kMapBytes = size_t(4) << 20;  // smaller buffers stay on the heap
+
+// Transparent huge pages for the 2 MiB-aligned inside of [p, p + bytes), which must not be touched yet.
+void advise_huge(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    auto a = reinterpret_cast<uintptr_t>(p);
+    uintptr_t lo = (a + kHugePage - 1) & ~(kHugePage - 1), hi = (a + bytes) & ~(kHugePage - 1);
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+// A growable array of trivially copyable values (push_back, index, sort in place).
+template <class T> class PodBuf {
+    static_assert(std::is_trivially_copyable_v<T>);
+
+public:
+    PodBuf() = default;
+    PodBuf(const PodBuf&) = delete;
+    PodBuf& operator=(const PodBuf&) = delete;
+    PodBuf(PodBuf&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_), mapped_(o.mapped_) { o.forget(); }
+    PodBuf& operator=(PodBuf&& o) noexcept {
+        if (this != &o) {
+            release();
+            p_ = o.p_, n_ = o.n_, cap_ = o.cap_, mapped_ = o.mapped_;
+            o.forget();
+        }
+        return *this;
+    }
+    ~PodBuf() { release(); }
+
+    void push_back(const T& v) {
+        if (n_ == cap_) grow(n_ + 1);
+        p_[n_++] = v;
+    }
+    void reserve(size_t n) {
+        if (n > cap_) grow(n);
+    }
+    void assign(size_t n, const T& v) {
+        n_ = 0;
+        reserve(n);
+        std::fill(p_, p_ + n, v);
+        n_ = n;
+    }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    T* begin() { return p_; }
+    T* end() { return p_ + n_; }
+    const T* begin() const { return p_; }
+    const T* end() const { return p_ + n_; }
+    T& operator[](size_t i) { return p_[i]; }
+    const T& operator[](size_t i) const { return p_[i]; }
+    void release() {
+        if (p_) {
+            if (mapped_) ::munmap(p_, cap_ * sizeof(T));
+            else std::free(p_);
+        }
+        forget();
+    }
+
+private:
+    void forget() {
+        p_ = nullptr;
+        n_ = cap_ = 0;
+        mapped_ = false;
+    }
+    void grow(size_t need) {
+        size_t cap = std::max(need, cap_ ? cap_ + cap_ / 2 : size_t(16));
+        size_t bytes = cap * sizeof(T);
+        if (bytes < kMapBytes) {
+            void* q = std::realloc(p_, bytes);
+            if (!q) throw std::bad_alloc();
+            p_ = static_cast<T*>(q);
+            cap_ = cap;
+            return;
+        }
+        bytes = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+        void* q;
+        if (mapped_) {
+            q = ::mremap(p_, cap_ * sizeof(T), bytes, MREMAP_MAYMOVE);
+            if (q == MAP_FAILED) throw std::bad_alloc();
+        } else {
+            q = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (q == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+            // The whole mapping, so that it stays one VMA that mremap can grow (the flag moves with it).
+            ::madvise(q, bytes, MADV_HUGEPAGE);
+#endif
+            if (n_) std::memcpy(q, p_, n_ * sizeof(T));
+            std::free(p_);
+            mapped_ = true;
+        }
+        p_ = static_cast<T*>(q);
+        cap_ = bytes / sizeof(T);
+    }
+
+    T* p_ = nullptr;
+    size_t n_ = 0, cap_ = 0;
+    bool mapped_ = false;
+};
+
+// Durations (or sizes) in arrival order: 32 bits each until one does not fit, then 64.
+class ValueList {
+public:
+    void push(uint64_t v) {
+        if (!wide_) {
+            if (v <= UINT32_MAX) {
+                narrow_.push_back(static_cast<uint32_t>(v));
+                return;
+            }
+            widen();
+        }
+        wide_values_.push_back(v);
+    }
+    size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
+    bool empty() const { return size() == 0; }
+    Stats stats() {
+        return wide_ ? stats_of(wide_values_.begin(), wide_values_.size()) : stats_of(narrow_.begin(), narrow_.size());
+    }
+    void append_to(std::vector<uint64_t>& out) const {
+        size_t n = size();
+        if (out.empty() && n * sizeof(uint64_t) >= kMapBytes) {
+            out.reserve(n);
+            advise_huge(out.data(), n * sizeof(uint64_t));
+        }
+        if (wide_) out.insert(out.end(), wide_values_.begin(), wide_values_.end());
+        else out.insert(out.end(), narrow_.begin(), narrow_.end());
+    }
+    void release() {
+        narrow_.release();
+        wide_values_.release();
+        wide_ = false;
+    }
+
+private:
+    void widen() {
+        wide_values_.reserve(narrow_.size() + 1);
+        for (uint32_t x : narrow_) wide_values_.push_back(x);
+        narrow_.release();
+        wide_ = true;
+    }
+    PodBuf<uint32_t> narrow_;
+    PodBuf<uint64_t> wide_values_;
+    bool wide_ = false;
+};
+
+// Key id -> values, with a small direct-mapped cache in front of the hash map (a range holds few keys).
+struct KeyedValues {
+    std::unordered_map<uint32_t, ValueList> map;
+    std::pair<uint32_t, ValueList*> cache[16] = {};  // key ids start at 1: {0, nullptr} is an empty slot
+    ValueList& operator[](uint32_t key) {
+        auto& c = cache[key & 15];
+        if (c.first == key) return *c.second;
+        ValueList* l = &map[key];  // unordered_map never moves its elements
+        c = {key, l};
+        return *l;
+    }
+};
+
+}  // namespace
+
+Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size()); }
 
 std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
     std::vector<std::pair<uint64_t, const KeyData*>> tmp;
@@ -103,10 +285,10 @@ public:
         kernel_key_.clear();
         std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
         memset_key_ = 0;
-        apis_.clear();
-        gpus_.clear();
+        apis_.release();
+        gpus_.release();
         if (opt_.nvtx_detail) {
-            // Reserving is address space only until touched: avoids copying 100s of MB while the vectors grow.
+            // Reserving is address space only until touched.
             size_t guess = static_cast<size_t>(ctx.reader->stats().file_bytes / 24);
             apis_.reserve(guess);
             gpus_.reserve(guess);
@@ -142,14 +324,14 @@ public:
                 if (!slot) slot = memop_key(memop_row_name(r.memcpy.copy_kind), memop_nsys_name(r.memcpy.copy_kind),
                                             KeyCategory::Memcpy);
                 push_duration(slot, r.memcpy.start, r.memcpy.end);
-                out_.keys[slot - 1].bytes.push_back(r.memcpy.bytes);
+                values_[slot - 1].bytes.push(r.memcpy.bytes);
                 if (opt_.nvtx_detail) gpus_.push_back({r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end)});
                 break;
             }
             case RecordKind::Memset: {
                 if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
                 push_duration(memset_key_, r.memset.start, r.memset.end);
-                out_.keys[memset_key_ - 1].bytes.push_back(r.memset.bytes);
+                values_[memset_key_ - 1].bytes.push(r.memset.bytes);
                 if (opt_.nvtx_detail) gpus_.push_back({r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end)});
                 break;
             }
@@ -202,6 +384,10 @@ public:
         out_.records += p.records;
         out_.dropped += p.dropped;
         finish_nvtx_and_matching(p);
+        apis_.release();
+        gpus_.release();
+        ranges_.clear();
+        ranges_.shrink_to_fit();
     }
 
 private:
@@ -216,7 +402,7 @@ private:
 
     void push_duration(uint32_t key, Timestamp s, Timestamp e) {
         widen(s, e);
-        out_.keys[key - 1].durations.push_back(dur(s, e));
+        values_[key - 1].durations.push(dur(s, e));
     }
 
     // Key index + 1 for a string id of this trace; keys are shared across traces by (category, name).
@@ -238,6 +424,7 @@ private:
         d.category = c;
         d.memop = memop;
         out_.keys.push_back(std::move(d));
+        values_.emplace_back();
         uint32_t id = static_cast<uint32_t>(out_.keys.size());
         index_.emplace(std::move(k), id);
         return id;
@@ -255,7 +442,7 @@ private:
         for (const auto& a : apis_) max_corr = std::max(max_corr, a.correlation);
         for (const auto& g : gpus_) max_corr = std::max(max_corr, g.correlation);
         const bool dense = max_corr <= 4 * (apis_.size() + gpus_.size()) + (1u << 20);
-        std::vector<uint32_t> first_op, next_op;     // dense: head of a per-correlation list, and its links
+        PodBuf<uint32_t> first_op, next_op;           // dense: head of a per-correlation list, and its links
         std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // sparse: (correlation, index into gpus_)
         if (!detail) {
         } else if (dense) {
@@ -329,27 +516,27 @@ private:
             });
             for (auto a = lo; a != apis_.end() && a->tid == r.tid && a->start < r.end; ++a) {
                 if (a->end > r.end) continue;
-                work.api[a->key].push_back(dur(a->start, a->end));
+                work.api[a->key].push(dur(a->start, a->end));
                 if (dense) {
                     for (uint32_t g = first_op[a->correlation]; g != UINT32_MAX; g = next_op[g])
-                        work.gpu[gpus_[g].key].push_back(gpus_[g].duration);
+                        work.gpu[gpus_[g].key].push(gpus_[g].duration);
                 } else {
                     auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
                     for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g)
-                        work.gpu[gpus_[g->second].key].push_back(gpus_[g->second].duration);
+                        work.gpu[gpus_[g->second].key].push(gpus_[g->second].duration);
                 }
             }
         }
         // Key ids -> names once per range, not once per call inside it.
         for (size_t i = 0; i < work_.size(); ++i) {
             auto& dst = out_.nvtx_ranges[i];
-            for (auto& [k, v] : work_[i].api) {
-                auto& d = dst.api[out_.keys[k - 1].name];
-                d.insert(d.end(), v.begin(), v.end());
+            for (auto& [k, v] : work_[i].api.map) {
+                v.append_to(dst.api[out_.keys[k - 1].name]);
+                v.release();
             }
-            for (auto& [k, v] : work_[i].gpu) {
-                auto& d = dst.gpu[out_.keys[k - 1].name];
-                d.insert(d.end(), v.begin(), v.end());
+            for (auto& [k, v] : work_[i].gpu.map) {
+                v.append_to(dst.gpu[out_.keys[k - 1].name]);
+                v.release();
             }
         }
         work_.clear();
@@ -364,7 +551,7 @@ private:
                 kd.nvtx_style = std::string(nvtx_type_name(r.type));
                 kd.name = name;
             }
-            kd.durations.push_back(r.end - r.start);
+            values_[k - 1].durations.push(r.end - r.start);
         }
         if (unfinished)
             out_.warnings.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
@@ -378,14 +565,20 @@ private:
     std::vector<uint32_t> api_key_, kernel_key_;
     uint32_t memcpy_key_[16] = {};
     uint32_t memset_key_ = 0;
-    std::vector<ApiLite> apis_;
-    std::vector<GpuLite> gpus_;
+    PodBuf<ApiLite> apis_;
+    PodBuf<GpuLite> gpus_;
     std::vector<Nvtx> ranges_;
     struct RangeWork {
-        std::unordered_map<uint32_t, std::vector<uint64_t>> api, gpu;  // key id -> durations inside the range
+        KeyedValues api, gpu;  // key id -> durations inside the range
     };
     std::vector<RangeWork> work_;  // per out_.nvtx_ranges index, for the trace being read
     Timestamp first_ = 0, last_ = 0;
+
+public:
+    struct KeyValues {
+        ValueList durations, bytes;
+    };
+    std::vector<KeyValues> values_;  // per out_.keys index: every duration and size, until the stats are taken
 };
 
 }  // namespace
@@ -411,9 +604,12 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     }
     std::stable_sort(out.processes.begin(), out.processes.end(),
                      [](const ProcessInfo& a, const ProcessInfo& b) { return a.header.pid < b.header.pid; });
-    for (auto& k : out.keys) {
-        k.time_stats = compute_stats(k.durations);
-        k.size_stats = compute_stats(k.bytes);
+    for (size_t i = 0; i < out.keys.size(); ++i) {
+        auto& v = agg.values_[i];
+        out.keys[i].time_stats = v.durations.stats();
+        v.durations.release();
+        out.keys[i].size_stats = v.bytes.stats();
+        v.bytes.release();
     }
     return out;
 }

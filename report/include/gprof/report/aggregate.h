@@ -24,14 +24,13 @@ Stats compute_stats(std::vector<uint64_t>& values);  // reorders values (selecti
 
 enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx };
 
-// One row of a summary: a name in a category, with every duration seen and (memory ops) every size.
+// One row of a summary: a name in a category, with the statistics of every duration seen and (memory ops) of
+// every size. The values themselves are kept only while aggregate_run reads (compactly, outside this struct).
 struct KeyData {
     std::string name;          // kernel (mangled) name, API name, "[CUDA memcpy HtoD]", "[CUDA memset]", range
     KeyCategory category = KeyCategory::Api;
     std::string memop;         // memory ops: nsys operation name ("[CUDA memcpy Host-to-Device]")
     std::string nvtx_style;    // NVTX: "PushPop" / "StartEnd"
-    std::vector<uint64_t> durations;
-    std::vector<uint64_t> bytes;
     Stats time_stats, size_stats;  // filled by aggregate_run once every trace is read
     Stats time() const { return time_stats; }
     Stats size() const { return size_stats; }
