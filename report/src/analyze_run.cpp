@@ -34,6 +34,19 @@ constexpr double kSingleStreamShare = 0.90;
 
 bool timed(trace::Timestamp s, trace::Timestamp e) { return s != 0 && e >= s; }
 
+// median_of() (diff_stats.h) without the full sort: the same two middle elements by selection, O(n).
+double median_linear(std::vector<double> v) {
+    if (v.empty()) return 0;
+    double pos = 0.5 * static_cast<double>(v.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    size_t hi = std::min(lo + 1, v.size() - 1);
+    double frac = pos - static_cast<double>(lo);
+    auto lo_it = v.begin() + static_cast<std::ptrdiff_t>(lo);
+    std::nth_element(v.begin(), lo_it, v.end());
+    double a = *lo_it, b = hi == lo ? a : *std::min_element(lo_it + 1, v.end());
+    return a + (b - a) * frac;
+}
+
 std::string pct(double v) { return format_fixed(v, 1) + "%"; }
 std::string t(double ns) { return format_time_auto(ns); }
 
@@ -160,8 +173,13 @@ Context build_context(const Run& run) {
     }
     for (auto& [key, h] : c.threads) {
         auto by_start = [](const auto& a, const auto& b) { return a.first.start < b.first.start; };
-        std::sort(h.apis.begin(), h.apis.end(), by_start);
-        std::sort(h.ranges.begin(), h.ranges.end(), by_start);
+        // Already strictly increasing (the usual case: one thread's calls in record order) has one sorted order,
+        // so skipping the sort then gives the order std::sort would; ties keep going through std::sort.
+        auto not_increasing = [](const auto& a, const auto& b) { return a.first.start >= b.first.start; };
+        if (std::adjacent_find(h.apis.begin(), h.apis.end(), not_increasing) != h.apis.end())
+            std::sort(h.apis.begin(), h.apis.end(), by_start);
+        if (std::adjacent_find(h.ranges.begin(), h.ranges.end(), not_increasing) != h.ranges.end())
+            std::sort(h.ranges.begin(), h.ranges.end(), by_start);
         std::vector<Interval> all, sync;
         all.reserve(h.apis.size());
         const NameFlags& names = c.names[key.process];
@@ -288,7 +306,7 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
                 ++launches;
             }
     }
-    e.median_launch_ns = median_of(launch_ns);
+    e.median_launch_ns = median_linear(std::move(launch_ns));
     double window_s = static_cast<double>(c.window.length()) / 1e9;
     e.launch_rate_per_s = window_s > 0 ? static_cast<double>(launches) / window_s : 0;
     size_t kernels = 0, tiny = 0;
@@ -823,6 +841,7 @@ const char* verdict_title(Verdict v) {
 
 std::map<DeviceKey, std::vector<Interval>> gpu_busy_by_device(const Run& run) {
     std::map<DeviceKey, std::vector<Interval>> raw;
+    std::map<DeviceKey, std::vector<size_t>> runs;  // where each (process, record kind) run starts in raw's vector
     for (const ProcessTrace& proc : run.processes) {
         // The device's vector is looked up only when the device changes from one record to the next.
         std::vector<Interval>* cur = nullptr;
@@ -835,12 +854,40 @@ std::map<DeviceKey, std::vector<Interval>> gpu_busy_by_device(const Run& run) {
             }
             cur->push_back({proc.to_run_ns(s), proc.to_run_ns(e)});
         };
+        auto mark_runs = [&] {
+            for (auto& [k, v] : raw) {
+                auto& r = runs[k];
+                if (r.empty() || r.back() != v.size()) r.push_back(v.size());
+            }
+        };
+        mark_runs();
         for (const auto& k : proc.kernels) add(k.device, k.start, k.end);
+        mark_runs();
+        cur = nullptr;
         for (const auto& m : proc.memcpys) add(m.device, m.start, m.end);
+        mark_runs();
+        cur = nullptr;
         for (const auto& m : proc.memsets) add(m.device, m.start, m.end);
+        mark_runs();
     }
+    // Each run is usually in time order already: merging sorted runs is linear, and interval_union then finds its
+    // input sorted. The union does not depend on the order, so this is only faster.
+    auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
     std::map<DeviceKey, std::vector<Interval>> out;
-    for (auto& [k, v] : raw) out[k] = interval_union(std::move(v));
+    for (auto& [k, v] : raw) {
+        std::vector<size_t> r = runs[k];
+        if (r.empty() || r.front() != 0) r.insert(r.begin(), 0);
+        if (r.back() != v.size()) r.push_back(v.size());
+        bool runs_sorted = true;
+        for (size_t i = 0; i + 1 < r.size() && runs_sorted; ++i)
+            runs_sorted = std::is_sorted(v.begin() + static_cast<std::ptrdiff_t>(r[i]),
+                                         v.begin() + static_cast<std::ptrdiff_t>(r[i + 1]), by_start);
+        if (runs_sorted)
+            for (size_t i = 1; i + 1 < r.size(); ++i)
+                std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(r[i]),
+                                   v.begin() + static_cast<std::ptrdiff_t>(r[i + 1]), by_start);
+        out[k] = interval_union(std::move(v));
+    }
     return out;
 }
 
