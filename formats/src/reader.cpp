@@ -150,6 +150,18 @@ TraceReader::~TraceReader() {
     if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
+// Reading only moves forward (resync included): pages of a mapped file before `upto` are not looked at again.
+// Dropping them from this process's page tables keeps a large trace's resident size small; the page cache keeps
+// the data, so nothing is read twice.
+void TraceReader::release_behind(size_t upto) {
+    constexpr size_t kStep = size_t(32) << 20;
+    if (!mapped_ || upto < released_ + kStep) return;
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t end = upto / page * page;
+    if (end > released_) ::madvise(const_cast<uint8_t*>(data_) + released_, end - released_, MADV_DONTNEED);
+    released_ = end;
+}
+
 void TraceReader::warn(std::string message) { warnings_.push_back(std::move(message)); }
 
 std::string_view TraceReader::string(StringId id) const {
@@ -224,6 +236,7 @@ bool TraceReader::next_chunk() {
         cursor_ = payload;
         chunk_end_ = payload + psize;
         offset_ += kChunkHeaderBytes + psize;
+        release_behind(offset_ - kChunkHeaderBytes - psize);
         prev_time_ = 0;
         prev_correlation_ = 0;
         ++stats_.chunks;

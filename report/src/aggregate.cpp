@@ -263,16 +263,20 @@ std::string memop_nsys_name(MemcpyKind kind) {
 
 namespace {
 
+// What the NVTX block needs of an API call (per thread) and of a GPU op (duration: UINT32_MAX = see long_gpu_).
 struct ApiLite {
     Timestamp start, end;
-    uint64_t tid;
     uint32_t correlation;
     uint32_t key;
+};
+struct ThreadApis {
+    uint64_t tid = 0;
+    PodBuf<ApiLite> calls;
 };
 struct GpuLite {
     uint32_t correlation;
     uint32_t key;
-    uint64_t duration;
+    uint32_t duration;
 };
 
 class Aggregator {
@@ -285,13 +289,10 @@ public:
         kernel_key_.clear();
         std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
         memset_key_ = 0;
-        apis_.release();
-        gpus_.release();
+        release_calls();
         if (opt_.nvtx_detail) {
             // Reserving is address space only until touched.
-            size_t guess = static_cast<size_t>(ctx.reader->stats().file_bytes / 24);
-            apis_.reserve(guess);
-            gpus_.reserve(guess);
+            gpus_.reserve(static_cast<size_t>(ctx.reader->stats().file_bytes / 24));
         }
         ranges_.clear();
         ProcessInfo p;
@@ -308,13 +309,13 @@ public:
             case RecordKind::ApiCall: {
                 uint32_t k = key_for(api_key_, r.api.name, KeyCategory::Api);
                 push_duration(k, r.api.start, r.api.end);
-                if (opt_.nvtx_detail) apis_.push_back({r.api.start, r.api.end, r.api.tid, r.api.correlation, k});
+                if (opt_.nvtx_detail) thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
                 break;
             }
             case RecordKind::Kernel: {
                 uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
                 push_duration(k, r.kernel.start, r.kernel.end);
-                if (opt_.nvtx_detail) gpus_.push_back({r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end)});
+                if (opt_.nvtx_detail) push_gpu(r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end));
                 break;
             }
             case RecordKind::Memcpy: {
@@ -325,14 +326,14 @@ public:
                                             KeyCategory::Memcpy);
                 push_duration(slot, r.memcpy.start, r.memcpy.end);
                 values_[slot - 1].bytes.push(r.memcpy.bytes);
-                if (opt_.nvtx_detail) gpus_.push_back({r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end)});
+                if (opt_.nvtx_detail) push_gpu(r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end));
                 break;
             }
             case RecordKind::Memset: {
                 if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
                 push_duration(memset_key_, r.memset.start, r.memset.end);
                 values_[memset_key_ - 1].bytes.push(r.memset.bytes);
-                if (opt_.nvtx_detail) gpus_.push_back({r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end)});
+                if (opt_.nvtx_detail) push_gpu(r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end));
                 break;
             }
             case RecordKind::Nvtx:
@@ -384,14 +385,41 @@ public:
         out_.records += p.records;
         out_.dropped += p.dropped;
         finish_nvtx_and_matching(p);
-        apis_.release();
-        gpus_.release();
+        release_calls();
         ranges_.clear();
         ranges_.shrink_to_fit();
     }
 
 private:
     static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
+
+    PodBuf<ApiLite>& thread_calls(uint64_t tid) {
+        if (last_thread_ < apis_.size() && apis_[last_thread_].tid == tid) return apis_[last_thread_].calls;
+        auto it = api_thread_.find(tid);
+        if (it == api_thread_.end()) {
+            it = api_thread_.emplace(tid, static_cast<uint32_t>(apis_.size())).first;
+            apis_.emplace_back().tid = tid;
+        }
+        last_thread_ = it->second;
+        return apis_[last_thread_].calls;
+    }
+    void push_gpu(uint32_t correlation, uint32_t key, uint64_t duration) {
+        if (duration >= UINT32_MAX) {
+            long_gpu_[static_cast<uint32_t>(gpus_.size())] = duration;
+            duration = UINT32_MAX;
+        }
+        gpus_.push_back({correlation, key, static_cast<uint32_t>(duration)});
+    }
+    uint64_t gpu_duration(uint32_t i) const {
+        return gpus_[i].duration != UINT32_MAX ? gpus_[i].duration : long_gpu_.at(i);
+    }
+    void release_calls() {
+        apis_.clear();
+        api_thread_.clear();
+        last_thread_ = UINT32_MAX;
+        gpus_.release();
+        long_gpu_.clear();
+    }
 
     void widen(Timestamp s, Timestamp e) {
         if (!s) return;
@@ -439,21 +467,27 @@ private:
         // sequential integers per process (a binary search per op was a quarter of the summary's time). A trace
         // with sparse ids falls back to sorted vectors.
         uint32_t max_corr = 0;
-        for (const auto& a : apis_) max_corr = std::max(max_corr, a.correlation);
+        size_t api_count = 0;
+        for (const auto& t : apis_) {
+            api_count += t.calls.size();
+            for (const auto& a : t.calls) max_corr = std::max(max_corr, a.correlation);
+        }
         for (const auto& g : gpus_) max_corr = std::max(max_corr, g.correlation);
-        const bool dense = max_corr <= 4 * (apis_.size() + gpus_.size()) + (1u << 20);
+        const bool dense = max_corr <= 4 * (api_count + gpus_.size()) + (1u << 20);
         PodBuf<uint32_t> first_op, next_op;           // dense: head of a per-correlation list, and its links
         std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // sparse: (correlation, index into gpus_)
         if (!detail) {
         } else if (dense) {
             std::vector<bool> has_api(static_cast<size_t>(max_corr) + 1, false);
-            for (const auto& a : apis_) has_api[a.correlation] = true;
+            for (const auto& t : apis_)
+                for (const auto& a : t.calls) has_api[a.correlation] = true;
             for (const auto& g : gpus_)
                 if (!has_api[g.correlation]) ++out_.unmatched_gpu_ops;
         } else {
             std::vector<uint32_t> corrs;
-            corrs.reserve(apis_.size());
-            for (const auto& a : apis_) corrs.push_back(a.correlation);
+            corrs.reserve(api_count);
+            for (const auto& t : apis_)
+                for (const auto& a : t.calls) corrs.push_back(a.correlation);
             std::sort(corrs.begin(), corrs.end());
             for (const auto& g : gpus_)
                 if (!std::binary_search(corrs.begin(), corrs.end(), g.correlation)) ++out_.unmatched_gpu_ops;
@@ -473,10 +507,10 @@ private:
             std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
         }
         // One thread's calls usually arrive in order already: check in O(n) before paying for a sort.
-        auto by_tid_start = [](const ApiLite& a, const ApiLite& b) {
-            return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
-        };
-        if (detail && !std::is_sorted(apis_.begin(), apis_.end(), by_tid_start)) std::sort(apis_.begin(), apis_.end(), by_tid_start);
+        auto by_start = [](const ApiLite& a, const ApiLite& b) { return a.start < b.start; };
+        for (auto& t : apis_)
+            if (!std::is_sorted(t.calls.begin(), t.calls.end(), by_start))
+                std::sort(t.calls.begin(), t.calls.end(), by_start);
         std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
         std::map<uint64_t, std::string> tnames;
         for (const auto& t : p.thread_names) {
@@ -511,19 +545,21 @@ private:
             if (work_.size() < out_.nvtx_ranges.size()) work_.resize(out_.nvtx_ranges.size());
             auto& work = work_[it->second];
             if (!detail) continue;
-            auto lo = std::lower_bound(apis_.begin(), apis_.end(), r, [](const ApiLite& a, const Nvtx& n) {
-                return a.tid != n.tid ? a.tid < n.tid : a.start < n.start;
-            });
-            for (auto a = lo; a != apis_.end() && a->tid == r.tid && a->start < r.end; ++a) {
+            auto th = api_thread_.find(r.tid);
+            if (th == api_thread_.end()) continue;
+            const PodBuf<ApiLite>& calls = apis_[th->second].calls;
+            auto lo = std::lower_bound(calls.begin(), calls.end(), r.start,
+                                       [](const ApiLite& a, Timestamp t) { return a.start < t; });
+            for (auto a = lo; a != calls.end() && a->start < r.end; ++a) {
                 if (a->end > r.end) continue;
                 work.api[a->key].push(dur(a->start, a->end));
                 if (dense) {
                     for (uint32_t g = first_op[a->correlation]; g != UINT32_MAX; g = next_op[g])
-                        work.gpu[gpus_[g].key].push(gpus_[g].duration);
+                        work.gpu[gpus_[g].key].push(gpu_duration(g));
                 } else {
                     auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
                     for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g)
-                        work.gpu[gpus_[g->second].key].push(gpus_[g->second].duration);
+                        work.gpu[gpus_[g->second].key].push(gpu_duration(g->second));
                 }
             }
         }
@@ -565,8 +601,11 @@ private:
     std::vector<uint32_t> api_key_, kernel_key_;
     uint32_t memcpy_key_[16] = {};
     uint32_t memset_key_ = 0;
-    PodBuf<ApiLite> apis_;
+    std::vector<ThreadApis> apis_;                         // per thread, in arrival order until sorted
+    std::unordered_map<uint64_t, uint32_t> api_thread_;    // tid -> index in apis_
+    uint32_t last_thread_ = UINT32_MAX;
     PodBuf<GpuLite> gpus_;
+    std::unordered_map<uint32_t, uint64_t> long_gpu_;      // index in gpus_ -> a duration of 2^32-1 ns or more
     std::vector<Nvtx> ranges_;
     struct RangeWork {
         KeyedValues api, gpu;  // key id -> durations inside the range

@@ -90,12 +90,14 @@ private:
     bool resync(size_t from);
     void finish_file();
     void warn(std::string message);
+    void release_behind(size_t upto);
 
     std::string path_;
     TraceHeader header_;
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
     bool mapped_ = false;
+    size_t released_ = 0;          // mapped bytes before this were handed back (MADV_DONTNEED)
     std::vector<uint8_t> owned_;   // when the file could not be mapped
     size_t offset_ = 0;            // next chunk starts here
     const uint8_t* cursor_ = nullptr;  // inside the current chunk's payload
