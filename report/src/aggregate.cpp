@@ -59,23 +59,12 @@ template <class T> Stats stats_of(T* v, size_t n) {
 
 // ----- compact storage ----------------------------------------------------------------------------------------
 // A 10 M-record summary keeps ~10 M durations and ~5 M call/op entries while it reads. Faulting that memory in
-// 4 KiB pages was a third of the summary's time, and growing std::vectors copied it again: large buffers here are
-// anonymous mappings that ask for transparent huge pages and grow with mremap (no copy).
+// was a third of the summary's time, and growing std::vectors copied it again: values are kept in 32 bits where
+// they fit, and large buffers are anonymous mappings that grow with mremap (no copy). (Transparent huge pages
+// were tried: no faster on the 2-core VM, with more variance and a larger RSS.)
 
-constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kPage = size_t(2) << 20;      // mapped buffers grow in these steps
 constexpr size_t kMapBytes = size_t(4) << 20;  // smaller buffers stay on the heap
-
-// Transparent huge pages for the 2 MiB-aligned inside of [p, p + bytes), which must not be touched yet.
-void advise_huge(void* p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-    auto a = reinterpret_cast<uintptr_t>(p);
-    uintptr_t lo = (a + kHugePage - 1) & ~(kHugePage - 1), hi = (a + bytes) & ~(kHugePage - 1);
-    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
 // A growable array of trivially copyable values (push_back, index, sort in place).
 template <class T> class PodBuf {
@@ -141,7 +130,7 @@ private:
             cap_ = cap;
             return;
         }
-        bytes = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+        bytes = (bytes + kPage - 1) & ~(kPage - 1);
         void* q;
         if (mapped_) {
             q = ::mremap(p_, cap_ * sizeof(T), bytes, MREMAP_MAYMOVE);
@@ -149,10 +138,6 @@ private:
         } else {
             q = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (q == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-            // The whole mapping, so that it stays one VMA that mremap can grow (the flag moves with it).
-            ::madvise(q, bytes, MADV_HUGEPAGE);
-#endif
             if (n_) std::memcpy(q, p_, n_ * sizeof(T));
             std::free(p_);
             mapped_ = true;
@@ -186,10 +171,7 @@ public:
     }
     void append_to(std::vector<uint64_t>& out) const {
         size_t n = size();
-        if (out.empty() && n * sizeof(uint64_t) >= kMapBytes) {
-            out.reserve(n);
-            advise_huge(out.data(), n * sizeof(uint64_t));
-        }
+        if (out.empty()) out.reserve(n);
         if (wide_) out.insert(out.end(), wide_values_.begin(), wide_values_.end());
         else out.insert(out.end(), narrow_.begin(), narrow_.end());
     }
