@@ -2,6 +2,12 @@
 // printed at the end of a run and `gprof-report summary RUN` never disagree.
 #include "gprof/report/end_of_run.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -24,6 +30,27 @@ namespace gprof::report {
 namespace fs = std::filesystem;
 
 namespace {
+
+// O_EXCL|O_NOFOLLOW, mode 0600: false (errno set) if the file exists, is a symlink, or cannot be written whole.
+bool write_new_file(const fs::path& path, const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = errno;
+            ::close(fd);
+            errno = e ? e : EIO;
+            return false;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return ::close(fd) == 0;
+}
 
 constexpr size_t kBriefRows = 10;  // per section in the brief summary; summary.txt always has them all
 
@@ -100,19 +127,20 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             options.summary_out->flush();
         }
         if (options.write_summary_file) {
+            // Inside the run directory gprof-run made (0700): created exclusively, 0600, never through a symlink.
             fs::path file = options.run_dir / "summary.txt";
-            std::ofstream f(file, std::ios::binary | std::ios::trunc);
-            print_summary_text(agg, true, 0, f);
-            f << analysis_text;
-            f.close();
-            if (f) result.summary_file = file;
+            std::ostringstream text;
+            print_summary_text(agg, true, 0, text);
+            text << analysis_text;
+            if (write_new_file(file, text.str())) result.summary_file = file;
             else {
-                result.warnings.push_back("cannot write " + file.string());
+                result.warnings.push_back("cannot write " + file.string() + ": " + std::strerror(errno));
                 result.ok = false;
             }
         }
         if (options.timeline_path) {
             try {
+                timeline_options.create_exclusive = true;
                 TimelineStats st = write_timeline(*run, *options.timeline_path, timeline_options);
                 result.timeline = *options.timeline_path;
                 for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);

@@ -1,5 +1,8 @@
 #include "gprof/report/timeline.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -816,6 +819,19 @@ TimelineStats timeline_to_string(const Run& run, std::string& out, const Timelin
     return st;
 }
 
+namespace {
+
+// The output descriptor: a plain create-or-truncate for gprof-report's -o, an exclusive 0600 create that refuses
+// symlinks for gprof-run's run directory.
+int open_output(const std::filesystem::path& path, bool exclusive) {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL | O_NOFOLLOW : O_TRUNC);
+    int fd = ::open(path.c_str(), flags, exclusive ? 0600 : 0666);
+    if (fd < 0) throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
+    return fd;
+}
+
+}  // namespace
+
 TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, const TimelineOptions& options) {
     TimelineStats st;
     bool gzip = options.gzip;
@@ -826,8 +842,12 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
     std::string err;
 #ifdef GPROF_HAVE_ZLIB
     if (gzip) {
-        gzFile gz = gzopen(path.c_str(), "wb6");
-        if (!gz) throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
+        int fd = open_output(path, options.create_exclusive);
+        gzFile gz = gzdopen(fd, "wb6");
+        if (!gz) {
+            ::close(fd);
+            throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
+        }
         bool failed = false;
         JsonOut o([&](const char* d, size_t n) {
             if (!failed && gzwrite(gz, d, static_cast<unsigned>(n)) != static_cast<int>(n)) failed = true;
@@ -844,8 +864,12 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
         return st;
     }
 #endif
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
+    int fd = open_output(path, options.create_exclusive);
+    FILE* f = ::fdopen(fd, "wb");
+    if (!f) {
+        ::close(fd);
+        throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
+    }
     bool failed = false;
     JsonOut o([&](const char* d, size_t n) {
         if (!failed && std::fwrite(d, 1, n, f) != n) failed = true;

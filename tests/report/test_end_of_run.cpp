@@ -116,3 +116,37 @@ TEST_CASE("finish_run: collector status warnings explain missing CUDA activity",
     CHECK(out.str().find("CUPTI unavailable") != std::string::npos);
     CHECK(out.str().find("no CUDA activity was recorded") != std::string::npos);
 }
+
+TEST_CASE("finish_run creates its files 0600 and never through a planted symlink", "[end_of_run]") {
+    TempDir dir, elsewhere;
+    write_small_run(dir);
+    std::string victim = elsewhere.file("victim.txt");
+    { std::ofstream(victim) << "precious\n"; }
+    std::filesystem::create_symlink(victim, dir.path() / "summary.txt");
+    std::filesystem::create_symlink(victim, dir.path() / "timeline.json");
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary_out = &out;
+    o.timeline_path = dir.path() / "timeline.json";
+    auto r = finish_run(o);
+    CHECK_FALSE(r.ok);
+    CHECK_FALSE(r.summary_file);
+    CHECK_FALSE(r.timeline);
+    std::ifstream v(victim);
+    std::string content((std::istreambuf_iterator<char>(v)), {});
+    CHECK(content == "precious\n");
+
+    TempDir clean;
+    write_small_run(clean);
+    o.run_dir = clean.path();
+    o.timeline_path = clean.path() / "timeline.json";
+    auto ok = finish_run(o);
+    REQUIRE(ok.summary_file);
+    REQUIRE(ok.timeline);
+    auto mode = [](const std::filesystem::path& p) {
+        return std::filesystem::status(p).permissions() & std::filesystem::perms::all;
+    };
+    CHECK(mode(*ok.summary_file) == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+    CHECK(mode(*ok.timeline) == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+}

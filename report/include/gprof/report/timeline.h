@@ -26,6 +26,9 @@ struct TimelineOptions {
     // The analysis track's slices when the caller has analysed the run already (analysis_timeline_slices of its
     // result); null = analyse the run here with default options. Must outlive the write.
     const std::vector<AnalysisSlice>* analysis_slices = nullptr;
+    // gprof-run's own outputs: create the file O_EXCL|O_NOFOLLOW with mode 0600 (never follow a planted
+    // symlink, never replace a file; the launcher removed an old one itself when --force was given).
+    bool create_exclusive = false;
 };
 
 struct TimelineStats {
