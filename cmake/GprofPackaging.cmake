@@ -28,9 +28,8 @@ foreach(_gprof_doc README.md LICENSE)
     install(FILES ${PROJECT_SOURCE_DIR}/${_gprof_doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
   endif()
 endforeach()
-# User documentation; the working notes for engineers (HELPERS.md) stay out.
+# User documentation.
 file(GLOB _gprof_user_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
-list(FILTER _gprof_user_docs EXCLUDE REGEX "/HELPERS\\.md$")
 if(_gprof_user_docs)
   install(FILES ${_gprof_user_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 endif()
