@@ -5,10 +5,12 @@
 #include <benchmark/benchmark.h>
 #include <nvtx3/nvToolsExt.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -97,14 +99,25 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     if (std::getenv("GPROF_BENCH_CHILD")) return 0;
-    // The attached run: same benchmarks in a fresh process with the collector injected; traces go to /tmp.
+    // The attached run: same benchmarks in a fresh process with the collector injected. Its trace (GBs: the
+    // loop outruns the writer, which counts what it drops) goes to a scratch folder removed afterwards.
     std::string lib = collector_path(argv[0]);
-    ::setenv("GPROF_BENCH_CHILD", "1", 1);
-    ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
-    ::setenv("LD_PRELOAD", lib.c_str(), 1);
-    if (!std::getenv("GPROF_OUTPUT_DIR")) ::setenv("GPROF_OUTPUT_DIR", "/tmp", 1);
-    std::vector<char*> args(argv, argv + argc);
-    args.push_back(nullptr);
-    ::execv("/proc/self/exe", args.data());
-    return 1;
+    char scratch[] = "/tmp/gprof-bench-nvtx-XXXXXX";
+    if (!::mkdtemp(scratch)) return 1;
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::setenv("GPROF_BENCH_CHILD", "1", 1);
+        ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
+        ::setenv("LD_PRELOAD", lib.c_str(), 1);
+        ::setenv("GPROF_OUTPUT_DIR", scratch, 1);
+        std::vector<char*> args(argv, argv + argc);
+        args.push_back(nullptr);
+        ::execv("/proc/self/exe", args.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
