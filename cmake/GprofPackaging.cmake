@@ -70,6 +70,7 @@ install(CODE [=[
 
 # ----- CPack --------------------------------------------------------------------------------------------------
 set(CPACK_GENERATOR TGZ)
+set(CPACK_STRIP_FILES ON)  # RelWithDebInfo binaries are ~5x larger with their debug info
 set(CPACK_PACKAGE_NAME gprof-run)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "gprof-run")
