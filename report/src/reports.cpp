@@ -208,6 +208,24 @@ Table summary_table(const Aggregate& agg) {
 
 // ----- trace-style tables ----------------------------------------------------------------------------------
 
+namespace {
+
+// One row of a trace-style table with its sort key: rows of every process, in time order, ties by pid.
+struct TimedRow {
+    int64_t start;
+    int64_t pid;
+    std::vector<Cell> cells;
+};
+
+void append_in_time_order(Table& t, std::vector<TimedRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const TimedRow& a, const TimedRow& b) {
+        return a.start != b.start ? a.start < b.start : a.pid < b.pid;
+    });
+    for (auto& r : rows) t.rows.push_back(std::move(r.cells));
+}
+
+}  // namespace
+
 Table cuda_gpu_trace(const Run& run) {
     Table t;
     t.name = "cuda_gpu_trace";
@@ -223,12 +241,7 @@ Table cuda_gpu_trace(const Run& run) {
                  {"device", "Device", ColumnKind::Count},              {"context", "Ctx", ColumnKind::Count},
                  {"stream", "Strm", ColumnKind::Count},                {"pid", "Pid", ColumnKind::Count},
                  {"name", "Name", ColumnKind::Text}};
-    struct Row {
-        int64_t start;
-        int64_t pid;
-        std::vector<Cell> cells;
-    };
-    std::vector<Row> rows;
+    std::vector<TimedRow> rows;
     for (const auto& p : run.processes) {
         auto dur = [](Timestamp s, Timestamp e) { return static_cast<int64_t>(e > s ? e - s : 0); };
         for (const auto& k : p.kernels) {
@@ -262,9 +275,7 @@ Table cuda_gpu_trace(const Run& run) {
                                          std::string("[CUDA memset]")}});
         }
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const Row& a, const Row& b) { return a.start != b.start ? a.start < b.start : a.pid < b.pid; });
-    for (auto& r : rows) t.rows.push_back(std::move(r.cells));
+    append_in_time_order(t, rows);
     return t;
 }
 
@@ -276,12 +287,7 @@ Table cuda_api_trace(const Run& run) {
                  {"corr_id", "CorrID", ColumnKind::Count},           {"pid", "Pid", ColumnKind::Count},
                  {"tid", "Tid", ColumnKind::Count},                  {"thread_name", "Thread Name", ColumnKind::Text},
                  {"backtrace", "Backtrace", ColumnKind::Text}};
-    struct Row {
-        int64_t start;
-        int64_t pid;
-        std::vector<Cell> cells;
-    };
-    std::vector<Row> rows;
+    std::vector<TimedRow> rows;
     for (const auto& p : run.processes) {
         std::unique_ptr<Symbolizer> sym;
         for (const auto& a : p.api_calls) {
@@ -299,9 +305,7 @@ Table cuda_api_trace(const Run& run) {
                                          std::string(p.thread_name(a.tid)), bt}});
         }
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const Row& a, const Row& b) { return a.start != b.start ? a.start < b.start : a.pid < b.pid; });
-    for (auto& r : rows) t.rows.push_back(std::move(r.cells));
+    append_in_time_order(t, rows);
     return t;
 }
 
