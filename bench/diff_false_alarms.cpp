@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../tests/diff/workload.h"
-#include "gprof/report/diff.h"
+#include "diff/diff.h"
 
 using namespace gprof;
 using namespace gprof::report;

@@ -1,4 +1,4 @@
-// Trace writer and reader throughput on a realistic record mix (issue 2: >= 20 M records/s each, one core),
+// Trace writer and reader throughput on a realistic record mix (goal: >= 20 M records/s each, one core),
 // and the encoded size per record. Run: build/bench/format_codec
 #include <benchmark/benchmark.h>
 

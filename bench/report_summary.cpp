@@ -13,8 +13,8 @@
 #include <sstream>
 #include <vector>
 
-#include "gprof/report/aggregate.h"
-#include "gprof/report/reports.h"
+#include "model/aggregate.h"
+#include "reports/reports.h"
 #include "trace_fixture.h"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "gprof/report/timeline.h"
+#include "timeline/timeline.h"
 #include "trace_fixture.h"
 
 namespace {
@@ -66,7 +66,7 @@ const report::Run& bench_run() {
     return run;
 }
 
-// state.range(0): 1 = with the analysis track (issue 8's analyze_run inside), 0 = the export alone.
+// state.range(0): 1 = with the analysis track (analyze_run inside), 0 = the export alone.
 void BM_timeline_json(benchmark::State& state) {
     const report::Run& run = bench_run();
     std::string out;

@@ -14,20 +14,10 @@
 # RPATH: installed binaries look next to themselves and in lib/gprof-run, never in the build tree.
 set(GPROF_INSTALL_RPATH_BIN "\$ORIGIN/../${GPROF_PKGLIBDIR}")
 set(GPROF_INSTALL_RPATH_LIB "\$ORIGIN")
-foreach(_gprof_target gprof-run gprof-report)
-  if(TARGET ${_gprof_target})
-    set_target_properties(${_gprof_target} PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_BIN}")
-  endif()
-endforeach()
-if(TARGET gprof-collector)
-  set_target_properties(gprof-collector PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_LIB}")
-endif()
+set_target_properties(gprof-run gprof-report PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_BIN}")
+set_target_properties(gprof-collector PROPERTIES INSTALL_RPATH "${GPROF_INSTALL_RPATH_LIB}")
 
-foreach(_gprof_doc README.md LICENSE)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/${_gprof_doc})
-    install(FILES ${PROJECT_SOURCE_DIR}/${_gprof_doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
-  endif()
-endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # User documentation.
 file(GLOB _gprof_user_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
 if(_gprof_user_docs)

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "session.h"
+#include "core/session.h"
 
 extern "C" {
 

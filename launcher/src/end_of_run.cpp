@@ -3,15 +3,12 @@
 #include <unistd.h>
 
 
-#ifdef GPROF_HAVE_REPORT
-#include "gprof/report/end_of_run.h"
-#endif
+#include "end_of_run/end_of_run.h"
 
 namespace gprof::launcher {
 
 bool report_run(const EndOfRunRequest& request, Console& console) {
     if (request.replace_timeline && request.timeline) ::unlink(request.timeline->c_str());  // --force, checked early
-#ifdef GPROF_HAVE_REPORT
     namespace r = gprof::report;
     r::EndOfRunOptions options;
     options.run_dir = request.run_dir;
@@ -34,12 +31,6 @@ bool report_run(const EndOfRunRequest& request, Console& console) {
     if (result.timeline) console.warn("timeline:      " + result.timeline->string() + " (open in ui.perfetto.dev)");
     if (result.summary_file) console.warn("summary:       " + result.summary_file->string());
     return result.ok;
-#else
-    console.warn("run directory: " + request.run_dir.string());
-    console.warn("this gprof-run was built without the report library: no summary or timeline; summarise the run "
-                 "with `gprof-report " + request.run_dir.string() + "`");
-    return true;
-#endif
 }
 
 }  // namespace gprof::launcher

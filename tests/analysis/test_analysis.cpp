@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "gprof/report/analysis.h"
+#include "analyze/analysis.h"
 #include "synthetic_trace.h"
 
 using namespace gprof;

@@ -35,14 +35,12 @@ target_include_directories(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_stan
 
 # End to end: the injected collector (libgprof-collector.so) with the stand-in as its CUPTI, in a test program
 # that plays the driver (InitializeInjection) and the app (stand-in control functions).
-if(TARGET gprof-collector)
-  add_executable(test_cupti_standin_app ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin_app.cpp)
-  target_include_directories(test_cupti_standin_app PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_standin)
-  target_link_libraries(test_cupti_standin_app PRIVATE gprof_cuda_headers gprof_warnings ${CMAKE_DL_LIBS})
-  set_target_properties(test_cupti_standin_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${GPROF_TEST_BINARY_DIR})
+add_executable(test_cupti_standin_app ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin_app.cpp)
+target_include_directories(test_cupti_standin_app PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_standin)
+target_link_libraries(test_cupti_standin_app PRIVATE gprof_cuda_headers gprof_warnings ${CMAKE_DL_LIBS})
+set_target_properties(test_cupti_standin_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${GPROF_TEST_BINARY_DIR})
 
-  gprof_add_catch_test(test_cupti_e2e SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti_e2e.cpp)
-  target_compile_definitions(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DEFS})
-  target_include_directories(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DIR})
-  add_dependencies(test_cupti_e2e gprof-collector gprof_test_cupti_standin test_cupti_standin_app)
-endif()
+gprof_add_catch_test(test_cupti_e2e SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti_e2e.cpp)
+target_compile_definitions(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+target_include_directories(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DIR})
+add_dependencies(test_cupti_e2e gprof-collector gprof_test_cupti_standin test_cupti_standin_app)

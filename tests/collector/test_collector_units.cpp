@@ -10,10 +10,10 @@
 #include <map>
 #include <string>
 
-#include "clock.h"
-#include "config.h"
-#include "pipeline.h"
-#include "process_info.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "pipeline/pipeline.h"
+#include "core/process_info.h"
 #include "trace_fixture.h"
 
 using namespace gprof::collector;

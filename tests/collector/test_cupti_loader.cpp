@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "cupti_buffers.h"
-#include "cupti_loader.h"
+#include "cupti/buffers.h"
+#include "cupti/loader.h"
 
 using namespace gprof::collector::cupti;
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cupti_buffers.h"
-#include "cupti_session.h"
-#include "pipeline.h"
+#include "cupti/buffers.h"
+#include "cupti/session.h"
+#include "pipeline/pipeline.h"
 #include "standin_control.h"
 #include "trace_fixture.h"
 

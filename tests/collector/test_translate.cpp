@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "activity_translate.h"
-#include "cupti_loader.h"
+#include "cupti/translate.h"
+#include "cupti/loader.h"
 #include "trace_fixture.h"
 
 using namespace gprof;

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gprof/report/subcommands.h"
+#include "cli/subcommands.h"
 
 namespace gprof::testing {
 

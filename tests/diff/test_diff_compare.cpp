@@ -1,7 +1,7 @@
 // Decisions of `diff` on synthetic workloads with known answers.
 #include <catch2/catch.hpp>
 
-#include "gprof/report/diff.h"
+#include "diff/diff.h"
 #include "workload.h"
 
 using namespace gprof;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "gprof/report/diff.h"
-#include "gprof/report/diff_stats.h"
+#include "diff/diff.h"
+#include "diff/stats.h"
 
 using namespace gprof::report;
 

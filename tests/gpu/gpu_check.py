@@ -645,7 +645,7 @@ def run_all(args):
         if "pytorch" in groups:
             run_pytorch(pack, v, work, args.rounds, args.steps, results)
         if "example" in groups and os.access(pack.example, os.X_OK):
-            # a small real trace to keep in examples/ (issue 6)
+            # a small real trace to keep in examples/
             rd = os.path.join(out_dir, "example-run")
             rc, _, _, err = timed(launcher_cmd(pack, rd, [pack.example, "50"]))
             v.add("PASS" if rc == 0 else "FAIL", "example:gprof-example-nvtx", f"exit={rc} run dir kept in {rd}")

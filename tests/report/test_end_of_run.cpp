@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "golden_util.h"
-#include "gprof/report/end_of_run.h"
+#include "end_of_run/end_of_run.h"
 #include "report_fixture.h"
 
 using namespace gprof::report;
@@ -26,7 +26,7 @@ TEST_CASE("finish_run: summary, summary.txt and timeline", "[end_of_run]") {
     REQUIRE(r.traces.size() == 1);
     REQUIRE(r.summary_file);
     REQUIRE(r.timeline);
-    // The analysis section (issue 8) is the analysis code's output, tested there: cut it from the golden.
+    // The analysis section is the analysis code's output, tested there: cut it from the golden.
     std::string text_out = out.str();
     if (auto pos = text_out.find("\nAnalysis"); pos != std::string::npos) text_out.resize(pos + 1);
     check_golden("end_of_run_brief.txt", text_out);

@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "gprof/report/aggregate.h"
-#include "gprof/report/model.h"
-#include "gprof/report/symbolize.h"
+#include "model/aggregate.h"
+#include "model/model.h"
+#include "model/symbolize.h"
 #include "report_fixture.h"
 
 using namespace gprof::report;

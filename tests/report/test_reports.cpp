@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "golden_util.h"
-#include "gprof/report/reports.h"
+#include "reports/reports.h"
 #include "report_fixture.h"
 
 using namespace gprof::report;

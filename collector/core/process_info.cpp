@@ -1,0 +1,284 @@
+#include "core/process_info.h"
+#include "gprof/trace/writer.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace gprof::collector {
+
+namespace {
+
+std::string read_small_file(const char* path, size_t limit = 1 << 20) {
+    std::string out;
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.append(buf, static_cast<size_t>(n));
+        if (out.size() >= limit) break;
+    }
+    ::close(fd);
+    return out;
+}
+
+std::string read_link(const char* path) {
+    char buf[4096];
+    ssize_t n = ::readlink(path, buf, sizeof buf - 1);
+    if (n <= 0) return {};
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void ProcessIdentity::gather() {
+    pid = ::getpid();
+    ppid = ::getppid();
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) hostname = host;
+    executable = read_link("/proc/self/exe");
+    // argv from /proc/self/cmdline (NUL-separated). Never the environment: it carries secrets.
+    std::string cmdline = read_small_file("/proc/self/cmdline");
+    args.clear();
+    size_t start = 0;
+    for (size_t i = 0; i < cmdline.size(); ++i) {
+        if (cmdline[i] == '\0') {
+            args.emplace_back(cmdline, start, i - start);
+            start = i + 1;
+        }
+    }
+    if (start < cmdline.size()) args.emplace_back(cmdline, start);
+    argv.clear();
+    for (auto& a : args) argv.push_back(a.c_str());
+}
+
+std::string ProcessIdentity::exe_basename() const {
+    std::string base = executable;
+    // A deleted executable reads as "/path/app (deleted)".
+    const std::string deleted = " (deleted)";
+    if (base.size() > deleted.size() && base.compare(base.size() - deleted.size(), deleted.size(), deleted) == 0)
+        base.resize(base.size() - deleted.size());
+    size_t slash = base.rfind('/');
+    if (slash != std::string::npos) base = base.substr(slash + 1);
+    if (base.empty() && !args.empty()) {
+        base = args[0];
+        slash = base.rfind('/');
+        if (slash != std::string::npos) base = base.substr(slash + 1);
+    }
+    if (base.empty()) base = "process";
+    return base;
+}
+
+int create_trace_file(const std::string& dir, const std::string& base, int64_t pid, std::string& path) {
+    std::string prefix = (dir.empty() ? std::string(".") : dir) + "/" + base + "." + std::to_string(pid);
+    for (int n = 0; n < 1000; ++n) {
+        path = n == 0 ? prefix + ".gprof" : prefix + "." + std::to_string(n) + ".gprof";
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+void remove_header_only_traces(const std::string& dir, int64_t pid) {
+    DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+    if (!d) return;
+    const std::string id = "." + std::to_string(pid) + ".";
+    while (dirent* e = ::readdir(d)) {
+        // <base>.<pid>.gprof or <base>.<pid>.<n>.gprof; the header's pid decides (names can be ambiguous).
+        std::string_view name = e->d_name;
+        if (name.find(id) == std::string_view::npos || name.size() < 6 || name.substr(name.size() - 6) != ".gprof")
+            continue;
+        int fd = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        bool stale = trace::TraceWriter::holds_only_header(fd, pid);
+        ::close(fd);
+        if (stale) ::unlinkat(::dirfd(d), e->d_name, 0);
+    }
+    ::closedir(d);
+}
+
+// ---- modules ----
+
+namespace {
+
+void read_build_id(const dl_phdr_info* info, ModuleInfo& m) {
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_NOTE) continue;
+        auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+        const uint8_t* end = p + ph.p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            auto* nh = reinterpret_cast<const ElfW(Nhdr)*>(p);
+            size_t name_size = (nh->n_namesz + 3) & ~size_t(3);
+            size_t desc_size = (nh->n_descsz + 3) & ~size_t(3);
+            const uint8_t* name = p + sizeof(ElfW(Nhdr));
+            const uint8_t* desc = name + name_size;
+            if (desc + desc_size > end) break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                m.build_id_size = nh->n_descsz > trace::kMaxBuildIdBytes ? trace::kMaxBuildIdBytes : nh->n_descsz;
+                std::memcpy(m.build_id, desc, m.build_id_size);
+                return;
+            }
+            p = desc + desc_size;
+        }
+    }
+}
+
+int collect_module(dl_phdr_info* info, size_t, void* data) {
+    auto* out = static_cast<std::vector<ModuleInfo>*>(data);
+    uint64_t lo = ~0ull, hi = 0, offset = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD) continue;
+        if (ph.p_vaddr < lo) {
+            lo = ph.p_vaddr;
+            offset = ph.p_offset;
+        }
+        if (ph.p_vaddr + ph.p_memsz > hi) hi = ph.p_vaddr + ph.p_memsz;
+    }
+    if (lo == ~0ull) return 0;
+    try {
+        ModuleInfo m;
+        m.base = info->dlpi_addr + lo;
+        m.size = hi - lo;
+        m.file_offset = offset;
+        m.path = info->dlpi_name ? info->dlpi_name : "";
+        if (m.path.empty() && out->empty()) m.path = read_link("/proc/self/exe");  // the main program
+        read_build_id(info, m);
+        out->push_back(std::move(m));
+    } catch (...) {
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<ModuleInfo> ModuleScanner::loaded_modules() {
+    std::vector<ModuleInfo> out;
+    dl_iterate_phdr(collect_module, &out);
+    return out;
+}
+
+void ModuleScanner::scan(trace::TraceWriter& writer) {
+    for (const ModuleInfo& m : loaded_modules()) {
+        auto it = seen_.find(m.base);
+        if (it != seen_.end() && it->second == m.path) continue;
+        seen_[m.base] = m.path;
+        trace::Module r;
+        r.base = m.base;
+        r.size = m.size;
+        r.file_offset = m.file_offset;
+        r.path = writer.intern(m.path.data(), m.path.size());
+        r.build_id_size = m.build_id_size;
+        std::memcpy(r.build_id, m.build_id, sizeof r.build_id);
+        writer.add(r);
+    }
+}
+
+// ---- threads ----
+
+void ThreadNamer::write(trace::TraceWriter& writer, uint64_t tid, const std::string& name) {
+    auto it = written_.find(tid);
+    if (it != written_.end() && it->second == name) return;
+    written_[tid] = name;
+    trace::Thread r;
+    r.tid = tid;
+    r.name = writer.intern(name.data(), name.size());
+    writer.add(r);
+}
+
+void ThreadNamer::from_comm(trace::TraceWriter& writer, uint64_t tid) {
+    if (nvtx_named_.count(tid)) return;
+    std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
+    std::string name = read_small_file(path.c_str(), 64);
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+    if (!name.empty()) write(writer, tid, name);
+}
+
+void ThreadNamer::from_nvtx(trace::TraceWriter& writer, uint64_t tid, const std::string& name) {
+    nvtx_named_[tid] = true;
+    write(writer, tid, name);
+}
+
+void ThreadNamer::scan_all(trace::TraceWriter& writer) {
+    DIR* d = ::opendir("/proc/self/task");
+    if (!d) return;
+    std::vector<uint64_t> tids;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        tids.push_back(std::strtoull(e->d_name, nullptr, 10));
+    }
+    ::closedir(d);
+    for (uint64_t tid : tids) from_comm(writer, tid);
+}
+
+// ---- CUDA detection ----
+
+namespace {
+
+int find_cuda_lib(dl_phdr_info* info, size_t, void* data) {
+    const char* name = info->dlpi_name;
+    if (name && (std::strstr(name, "libcudart") || std::strstr(name, "libcuda.so"))) {
+        *static_cast<bool*>(data) = true;
+        return 1;
+    }
+    return 0;
+}
+
+bool exe_has_fatbin() {
+    int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool found = false;
+    ElfW(Ehdr) eh;
+    if (::pread(fd, &eh, sizeof eh, 0) == static_cast<ssize_t>(sizeof eh) && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_shentsize == sizeof(ElfW(Shdr)) && eh.e_shnum > 0 && eh.e_shnum < 4096 && eh.e_shstrndx < eh.e_shnum) {
+        std::vector<ElfW(Shdr)> sh(eh.e_shnum);
+        size_t bytes = sh.size() * sizeof(ElfW(Shdr));
+        if (::pread(fd, sh.data(), bytes, static_cast<off_t>(eh.e_shoff)) == static_cast<ssize_t>(bytes)) {
+            const ElfW(Shdr)& strtab = sh[eh.e_shstrndx];
+            if (strtab.sh_size > 0 && strtab.sh_size < (1u << 20)) {
+                std::string names(strtab.sh_size, '\0');
+                if (::pread(fd, names.data(), names.size(), static_cast<off_t>(strtab.sh_offset)) ==
+                    static_cast<ssize_t>(names.size())) {
+                    for (const auto& s : sh) {
+                        if (s.sh_name < names.size() && std::strcmp(names.c_str() + s.sh_name, ".nv_fatbin") == 0) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ::close(fd);
+    return found;
+}
+
+}  // namespace
+
+bool looks_like_cuda_program() {
+    bool found = false;
+    dl_iterate_phdr(find_cuda_lib, &found);
+    return found || exe_has_fatbin();
+}
+
+bool cuda_driver_loaded() {
+    void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return false;
+    ::dlclose(h);
+    return true;
+}
+
+}  // namespace gprof::collector

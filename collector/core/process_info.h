@@ -1,0 +1,70 @@
+// Facts about the process, gathered inside the target without exceptions: the header's identity fields, the
+// trace file, loaded modules (with GNU build-ids) and thread names.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gprof/trace/writer.h"
+#include "pipeline/pipeline.h"
+
+namespace gprof::collector {
+
+// Identity strings for the trace header, kept alive as long as the HeaderInfo that points into them.
+struct ProcessIdentity {
+    int64_t pid = 0;
+    int64_t ppid = 0;
+    std::string hostname;
+    std::string executable;  // /proc/self/exe
+    std::vector<std::string> args;  // /proc/self/cmdline
+    std::vector<const char*> argv;
+
+    void gather();
+    std::string exe_basename() const;
+};
+
+// Creates <dir>/<base>.<pid>.gprof with O_WRONLY|O_CREAT|O_EXCL|O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600.
+// If the name is taken: <base>.<pid>.1.gprof, .2, ... (the .gprof extension stays last: reports look for it).
+// Returns the fd (path in `path`) or -1 with errno set.
+int create_trace_file(const std::string& dir, const std::string& base, int64_t pid, std::string& path);
+
+// Removes this pid's traces in `dir` that hold only their header: left by this very process before it exec'ed
+// (a forked child starts its trace at once, and an exec ends that image before its first flush). Anything
+// with records is kept. Called when a new process image starts its session.
+void remove_header_only_traces(const std::string& dir, int64_t pid);
+
+// Writes Module records for the objects loaded now that were not written before (writer thread).
+class ModuleScanner {
+public:
+    void scan(trace::TraceWriter& writer);
+    static std::vector<ModuleInfo> loaded_modules();
+
+private:
+    std::unordered_map<uint64_t, std::string> seen_;  // base -> path
+};
+
+// Writes Thread records (writer thread). NVTX names (nvtxNameOsThread) win over /proc/self/task/TID/comm.
+class ThreadNamer {
+public:
+    void scan_all(trace::TraceWriter& writer);           // every thread in /proc/self/task
+    void from_comm(trace::TraceWriter& writer, uint64_t tid);
+    void from_nvtx(trace::TraceWriter& writer, uint64_t tid, const std::string& name);
+
+private:
+    void write(trace::TraceWriter& writer, uint64_t tid, const std::string& name);
+    std::unordered_map<uint64_t, std::string> written_;
+    std::unordered_map<uint64_t, bool> nvtx_named_;
+};
+
+// Heuristic for "this process meant to use CUDA": libcudart/libcuda loaded, or the executable carries device
+// code (an .nv_fatbin section, as every nvcc-built binary with kernels has).
+bool looks_like_cuda_program();
+// Whether libcuda.so.1 is loaded in the process right now.
+bool cuda_driver_loaded();
+
+}  // namespace gprof::collector

@@ -1,0 +1,518 @@
+#include "cupti/session.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <new>
+
+#include "cupti/translate.h"
+#include "cupti/buffers.h"
+#include "cupti/probes.h"
+
+namespace gprof::collector::cupti {
+namespace {
+
+using trace::CaptureAction;
+using trace::CaptureReason;
+using trace::StatusLevel;
+
+// Per thread: depth inside runtime API calls (a driver call made by the runtime gets no backtrace of its own)
+// and a guard for the driver queries we make ourselves from inside a callback.
+thread_local int t_runtime_depth = 0;
+thread_local bool t_in_collector = false;
+
+// CUPTI's buffer callbacks carry no user pointer: they go to the session that registered them last.
+std::atomic<Session*> g_buffer_session{nullptr};
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    Session* s = g_buffer_session.load(std::memory_order_acquire);
+    if (s) {
+        s->on_buffer_requested(buffer, size, max_records);
+    } else {
+        *buffer = nullptr;
+        *size = 0;
+        *max_records = 0;
+    }
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+    Session* s = g_buffer_session.load(std::memory_order_acquire);
+    if (s)
+        s->on_buffer_completed(ctx, stream, buffer, size, valid);
+    else
+        release_buffer(buffer);
+}
+
+void CUPTIAPI subscriber_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* data) {
+    static_cast<Session*>(userdata)->on_callback(domain, cbid, data);
+}
+
+bool libcuda_loaded() {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return false;
+    dlclose(h);
+    return true;
+}
+
+// One line naming what refused us and what the user can do about it.
+std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc) {
+    std::string name = result_name(api, rc);
+    switch (rc) {
+        case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+            return "another profiler already uses CUPTI in this process (torch.profiler, nsys, ncu or "
+                   "compute-sanitizer; " + name + "): no GPU activity is recorded";
+        case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+        case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+            return std::string("insufficient privileges for CUPTI (") + name + " from " + what +
+                   "): no GPU activity is recorded";
+        case CUPTI_ERROR_INVALID_DEVICE:
+        case CUPTI_ERROR_NOT_SUPPORTED:
+        case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+        case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+        case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+        case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+        case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+        case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+            return std::string("CUPTI does not support tracing this device or setup (") + name + " from " + what +
+                   "): no GPU activity is recorded";
+        case CUPTI_ERROR_UNKNOWN:
+        case CUPTI_ERROR_NOT_INITIALIZED:
+            if (!libcuda_loaded())
+                return std::string("no CUDA driver in this process (") + name + " from " + what +
+                       "): no GPU activity is recorded";
+            return std::string("CUPTI could not initialise (") + name + " from " + what +
+                   "; no usable CUDA driver or device?): no GPU activity is recorded";
+        default:
+            return std::string(what) + " failed (" + name + "): no GPU activity is recorded";
+    }
+}
+
+const char* kind_name(CUpti_ActivityKind k) {
+    switch (k) {
+        case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+        case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+        case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+        case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
+        case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+        case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
+        case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+        case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return "GRAPH_TRACE";
+        default: return "?";
+    }
+}
+
+}  // namespace
+
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds() {
+    // Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises every kernel launch.
+    static const std::vector<CUpti_ActivityKind> kinds = {
+        CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,         CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+        CUPTI_ACTIVITY_KIND_OVERHEAD,        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+        CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+    };
+    return kinds;
+}
+
+ActivityConsumer activity_consumer(Translator& translator) {
+    ActivityConsumer c;
+    c.consume = [](void* ctx, const uint8_t* buffer, size_t valid, trace::TraceWriter& w) -> size_t {
+        return static_cast<Translator*>(ctx)->translate(w, buffer, valid);
+    };
+    c.release = [](void*, uint8_t* buffer) { release_buffer(buffer); };
+    c.ctx = &translator;
+    return c;
+}
+
+Session& Session::instance() {
+    static auto* s = new Session();  // leaked: CUPTI may call back while static destructors run
+    return *s;
+}
+
+void Session::status(StatusLevel level, int32_t code, const std::string& message) {
+    if (Pipeline* p = pipeline_.load(std::memory_order_acquire))
+        p->post_status(trace::Component::Cupti, level, code, message);
+}
+
+uint64_t Session::now() const { return options_.timestamp ? options_.timestamp() : 0; }
+
+StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
+    std::lock_guard<std::mutex> lock(start_mutex_);
+    if (start_attempted_) return start_result_;
+    start_attempted_ = true;
+    abandoned_.store(false, std::memory_order_release);
+    StartResult& result = start_result_;
+    options_ = options;
+
+    LoadResult loaded = load_cupti(options.load);
+    if (!loaded.api) {
+        result.code = -1;
+        result.reason = "CUPTI unavailable: " + loaded.reason;
+        return result;
+    }
+    api_ = loaded.api;  // leaked with the session: CUPTI stays loaded for the life of the process
+    const CuptiApi& api = *api_;
+
+    size_t max_buffers = options.max_buffers;
+    if (max_buffers == 0) max_buffers = std::max<size_t>(8, (512u << 20) / std::max<size_t>(options.buffer_bytes, 1));
+    // Every CUPTI we accept (13.x) takes a refused buffer gracefully; older ones (< API 27) crashed on it.
+    buffer_pool().configure(options.buffer_bytes, max_buffers, api.version >= 27);
+
+    // CUPTI's default thread ids are pthread_self() values; the rest of the trace (NVTX, Thread records)
+    // uses kernel tids, so ask for those.
+    if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+
+    CUptiResult rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && forked_child_ && parent_subscriber_) {
+        // A forked child re-initialising CUDA: the subscriber CUPTI knows is our parent's copy, not another
+        // profiler. Drop it and subscribe again (to be confirmed on a GPU; a refusal is reported below).
+        api.Unsubscribe(parent_subscriber_);
+        parent_subscriber_ = nullptr;
+        rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+        if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            subscriber_ = nullptr;
+            result.code = static_cast<int32_t>(rc);
+            result.reason = "CUPTI unavailable: in this forked child CUPTI still holds the parent's subscription (" +
+                            result_name(api_, rc) + "): no GPU activity is recorded for the child";
+            return result;
+        }
+    }
+    if (rc != CUPTI_SUCCESS) {
+        subscriber_ = nullptr;
+        result.code = static_cast<int32_t>(rc);
+        result.reason = "CUPTI unavailable: " + refusal_text(api_, "cuptiSubscribe", rc);
+        return result;
+    }
+    g_buffer_session.store(this, std::memory_order_release);
+    rc = api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (rc != CUPTI_SUCCESS) {
+        api.Unsubscribe(subscriber_);
+        subscriber_ = nullptr;
+        result.code = static_cast<int32_t>(rc);
+        result.reason = "CUPTI unavailable: " + refusal_text(api_, "cuptiActivityRegisterCallbacks", rc);
+        return result;
+    }
+
+    pipeline_.store(&pipeline, std::memory_order_release);
+    translator_.set_api(api_);
+    activity_translator().set_api(api_);
+    pipeline.set_activity_consumer(activity_consumer(translator_));
+
+    // One clock for CPU and GPU: must be registered before any kind is enabled.
+    if (options.timestamp) {
+        CUptiResult trc = api.ActivityRegisterTimestampCallback
+                              ? api.ActivityRegisterTimestampCallback(options.timestamp)
+                              : CUPTI_ERROR_API_NOT_IMPLEMENTED;
+        timestamp_registered_ = trc == CUPTI_SUCCESS;
+        if (!timestamp_registered_) {
+            // Fall back to moving CUPTI's clock onto ours by the offset between them, read back to back.
+            uint64_t cupti_ts = 0;
+            uint64_t ours = options.timestamp();
+            if (api.GetTimestamp(&cupti_ts) == CUPTI_SUCCESS && cupti_ts != 0) {
+                uint64_t ours_after = options.timestamp();
+                int64_t offset = static_cast<int64_t>(ours / 2 + ours_after / 2) - static_cast<int64_t>(cupti_ts);
+                translator_.set_timestamp_offset(offset);
+                activity_translator().set_timestamp_offset(offset);
+            }
+            status(StatusLevel::Warning, trc,
+                   "cuptiActivityRegisterTimestampCallback failed (" + result_name(api_, trc) +
+                       "): GPU timestamps are CUPTI's clock shifted by an offset measured at start");
+        }
+    }
+
+    // Callbacks only for what activity records cannot give.
+    struct Cb {
+        CUpti_CallbackDomain domain;
+        CUpti_CallbackId cbid;
+    };
+    const Cb callbacks[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
+        {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED},
+    };
+    for (const Cb& cb : callbacks) {
+        CUptiResult crc = api.EnableCallback(1, subscriber_, cb.domain, cb.cbid);
+        if (crc != CUPTI_SUCCESS)
+            status(StatusLevel::Warning, crc,
+                   "cuptiEnableCallback(domain " + std::to_string(cb.domain) + ", cbid " + std::to_string(cb.cbid) +
+                       ") failed (" + result_name(api_, crc) + "): capture ranges or device metadata may be missing");
+    }
+    if (options.backtrace_depth > 0) {
+        for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+            CUptiResult drc = api.EnableDomain(1, subscriber_, d);
+            if (drc != CUPTI_SUCCESS)
+                status(StatusLevel::Warning, drc,
+                       "cuptiEnableDomain failed (" + result_name(api_, drc) + "): API backtraces are missing");
+        }
+        status(StatusLevel::Info, 0,
+               std::string("API-entry backtraces on, depth ") + std::to_string(options.backtrace_depth) + ", unwinder " +
+                   backtrace_unwinder());
+    }
+
+    bool record_now = !options.capture_profiler_api && !options.start_paused;
+    if (record_now) {
+        std::lock_guard<std::mutex> state(state_mutex_);
+        CUptiResult failure = CUPTI_SUCCESS;
+        if (!enable_kinds(true, failure)) {
+            // Nothing would be recorded: give CUPTI back and say why.
+            pipeline_.store(nullptr, std::memory_order_release);
+            api.Unsubscribe(subscriber_);
+            subscriber_ = nullptr;
+            result.code = static_cast<int32_t>(failure);
+            result.reason = "CUPTI unavailable: " + refusal_text(api_, "cuptiActivityEnable", failure);
+            return result;
+        }
+        recording_.store(true, std::memory_order_release);
+    }
+
+    CudaVersions versions;
+    versions.driver_version = driver_version();
+    versions.cupti_api_version = api.version;
+    versions.cupti_library = api.path;
+    pipeline.post_cuda_info(versions);
+    status(StatusLevel::Info, 0, "CUPTI " + std::to_string(api.version) + " loaded from " + api.path + " (" +
+                                     api.found_by + ")");
+
+    started_.store(true, std::memory_order_release);
+    result.ok = true;
+    return result;
+}
+
+bool Session::enable_kinds(bool report, CUptiResult& first_failure) {
+    const CuptiApi& api = *api_;
+    first_failure = CUPTI_SUCCESS;
+    for (CUpti_ActivityKind kind : traced_activity_kinds()) {
+        CUptiResult rc = api.ActivityEnable(kind);
+        if (rc == CUPTI_SUCCESS) {
+            enabled_.push_back(kind);
+            continue;
+        }
+        if (first_failure == CUPTI_SUCCESS) first_failure = rc;
+        if (report)
+            status(StatusLevel::Warning, rc,
+                   std::string("cannot enable CUPTI activity kind ") + kind_name(kind) + " (" + result_name(api_, rc) +
+                       "): those records are missing");
+    }
+    if (enabled_.empty()) return false;
+    apply_api_filters();
+    return true;
+}
+
+void Session::apply_api_filters() {
+    if (!options_.filter_noisy_apis) return;
+    const CuptiApi& api = *api_;
+    // Called by libraries thousands of times per step and useless in a profile (kineto drops the same ones).
+    // Must follow the enabling of RUNTIME/DRIVER, which would otherwise override it.
+    if (api.ActivityEnableRuntimeApi) api.ActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
+    if (api.ActivityEnableDriverApi) {
+        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
+        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
+        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
+    }
+}
+
+void Session::disable_kinds() {
+    for (CUpti_ActivityKind kind : enabled_) api_->ActivityDisable(kind);
+    enabled_.clear();
+}
+
+bool Session::flush(bool forced) {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return false;
+    // No lock of ours is held here: CUPTI runs buffer_completed on this thread, under its own lock.
+    return api_->ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0) == CUPTI_SUCCESS;
+}
+
+void Session::pause(CaptureReason reason) {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return;
+    {
+        std::lock_guard<std::mutex> state(state_mutex_);
+        if (!recording_.load(std::memory_order_acquire)) return;
+        disable_kinds();
+        recording_.store(false, std::memory_order_release);
+    }
+    if (Pipeline* p = pipeline_.load(std::memory_order_acquire)) p->post_capture(CaptureAction::Stop, reason, now());
+}
+
+void Session::resume(CaptureReason reason) {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return;
+    bool ok;
+    CUptiResult failure = CUPTI_SUCCESS;
+    {
+        std::lock_guard<std::mutex> state(state_mutex_);
+        if (recording_.load(std::memory_order_acquire)) return;
+        static bool reported = false;  // warn about a kind that will not enable once, not per range
+        ok = enable_kinds(!reported, failure);
+        reported = true;
+        if (ok) recording_.store(true, std::memory_order_release);
+    }
+    if (!ok) {
+        status(StatusLevel::Error, static_cast<int32_t>(failure),
+               "no CUPTI activity kind could be enabled: " + refusal_text(api_, "cuptiActivityEnable", failure));
+        return;
+    }
+    if (Pipeline* p = pipeline_.load(std::memory_order_acquire)) p->post_capture(CaptureAction::Start, reason, now());
+}
+
+void Session::abandon_after_fork() {
+    abandoned_.store(true, std::memory_order_release);
+    pipeline_.store(nullptr, std::memory_order_release);
+    recording_.store(false, std::memory_order_release);
+    started_.store(false, std::memory_order_release);
+    // A later start() in the child tries again (the driver re-initialising in the child calls
+    // InitializeInjection). The mutexes may have been held by a parent thread that does not exist here.
+    new (&start_mutex_) std::mutex();
+    new (&state_mutex_) std::mutex();
+    buffer_pool().reset_after_fork();
+    start_attempted_ = false;
+    start_result_ = StartResult{};
+    if (subscriber_) {
+        parent_subscriber_ = subscriber_;
+        forked_child_ = true;
+    }
+    subscriber_ = nullptr;
+    enabled_.clear();
+    in_profiler_range_.store(false);
+    devices_seen_.store(0);
+}
+
+Session::Counters Session::counters() const {
+    Counters c;
+    c.buffers_requested = buffers_requested_.load(std::memory_order_relaxed);
+    c.buffers_completed = buffers_completed_.load(std::memory_order_relaxed);
+    c.dropped_reported = dropped_reported_.load(std::memory_order_relaxed);
+    c.backtraces = backtraces_.load(std::memory_order_relaxed);
+    c.profiler_starts = profiler_starts_.load(std::memory_order_relaxed);
+    c.profiler_stops = profiler_stops_.load(std::memory_order_relaxed);
+    return c;
+}
+
+// ---- CUPTI callbacks --------------------------------------------------------------------------------------
+
+void Session::on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept {
+    buffers_requested_.fetch_add(1, std::memory_order_relaxed);
+    uint8_t* b = buffer_pool().acquire();
+    *buffer = b;
+    *size = b ? buffer_pool().buffer_size() : 0;
+    *max_records = 0;  // as many as fit
+}
+
+void Session::on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) noexcept {
+    buffers_completed_.fetch_add(1, std::memory_order_relaxed);
+    Pipeline* p = pipeline_.load(std::memory_order_acquire);
+    if (abandoned_.load(std::memory_order_acquire)) p = nullptr;
+    // Only ever the buffers of our own pool reach here (CUPTI gets no others).
+    if (buffer && !BufferPool::acquired_by_this_process(buffer)) {
+        // Filled before a fork, by the parent: its records are the parent's, who writes them itself.
+        release_buffer(buffer);
+        return;
+    }
+    try {
+        // Records CUPTI could not store are counted per buffer; write the count, never lose it silently.
+        size_t dropped = 0;
+        if (p && api_->ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+            uint32_t context_id = 0;
+            if (ctx && api_->GetContextId) api_->GetContextId(ctx, &context_id);
+            p->post_dropped(trace::DropSource::CuptiBuffer, dropped, context_id, stream);
+            dropped_reported_.fetch_add(dropped, std::memory_order_relaxed);
+        }
+    } catch (...) {
+    }
+    if (p)
+        p->submit_activity_buffer(buffer, valid);
+    else
+        release_buffer(buffer);
+}
+
+void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
+    if (abandoned_.load(std::memory_order_acquire) || t_in_collector || !data) return;
+    t_in_collector = true;
+    try {
+        if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+            auto* cb = static_cast<const CUpti_CallbackData*>(data);
+            bool enter = cb->callbackSite == CUPTI_API_ENTER;
+            bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+            if (options_.backtrace_depth > 0) {
+                if (enter && (runtime || t_runtime_depth == 0)) on_api_enter(domain, cb);
+                if (runtime) t_runtime_depth += enter ? 1 : (t_runtime_depth > 0 ? -1 : 0);
+            }
+            bool start = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+            bool stop = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                                : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+            // The range opens when cudaProfilerStart returns and closes as cudaProfilerStop is entered, so
+            // neither call itself is inside it. cudaProfilerStart calls cuProfilerStart: both callbacks fire,
+            // the flag makes the second a no-op.
+            if (start && !enter) profiler_start();
+            if (stop && enter) profiler_stop();
+            if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && !enter) {
+                t_in_collector = false;
+                flush(false);
+                t_in_collector = true;
+            }
+        } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+            on_context_created(static_cast<const CUpti_ResourceData*>(data)->context);
+        }
+    } catch (...) {
+    }
+    t_in_collector = false;
+}
+
+void Session::profiler_start() {
+    profiler_starts_.fetch_add(1, std::memory_order_relaxed);
+    if (!options_.capture_profiler_api) return;
+    if (in_profiler_range_.exchange(true)) return;
+    resume(CaptureReason::ProfilerApi);
+}
+
+void Session::profiler_stop() {
+    profiler_stops_.fetch_add(1, std::memory_order_relaxed);
+    bool closing = options_.capture_profiler_api && in_profiler_range_.exchange(false);
+    if (!options_.capture_profiler_api || closing) {
+        if (closing) pause(CaptureReason::ProfilerApi);
+        // What the range recorded goes to the trace now (completed records; the rest follow with the periodic
+        // flush): the app may stop the profiler right before it exits or forks.
+        t_in_collector = false;
+        flush(false);
+        t_in_collector = true;
+    }
+}
+
+void Session::on_api_enter(CUpti_CallbackDomain, const CUpti_CallbackData* cb) {
+    Pipeline* p = pipeline_.load(std::memory_order_acquire);
+    if (!p || !recording()) return;
+    trace::Backtrace bt;
+    bt.tid = static_cast<uint64_t>(gettid());  // the kernel tid, as in ApiCall records
+    bt.correlation = cb->correlationId;
+    uint32_t depth = std::min<uint32_t>(options_.backtrace_depth, trace::kMaxBacktraceFrames);
+    // Skip our own frames: capture_backtrace, on_api_enter, on_callback, subscriber_callback.
+    bt.frame_count = capture_backtrace(bt.frames, depth, 4);
+    if (bt.frame_count == 0) return;
+    p->post_backtrace(bt);
+    backtraces_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Session::on_context_created(CUcontext ctx) {
+    Pipeline* p = pipeline_.load(std::memory_order_acquire);
+    if (!p) return;
+    uint32_t device = 0;
+    if (!api_->GetDeviceId || api_->GetDeviceId(ctx, &device) != CUPTI_SUCCESS) return;
+    if (device < 32) {
+        uint32_t bit = 1u << device;
+        if (devices_seen_.fetch_or(bit) & bit) return;  // one Device record per device
+    }
+    DeviceInfo info;
+    if (query_device(device, info)) p->post_device(info);
+}
+
+}  // namespace gprof::collector::cupti

@@ -1,0 +1,148 @@
+// The CUPTI session: one per process. Loads CUPTI, subscribes, hands buffers to CUPTI and completed ones to
+// the pipeline, enables the activity kinds, and handles the few callbacks activities cannot replace
+// (cudaProfilerStart/Stop, cudaDeviceReset, context creation, API-entry backtraces).
+//
+// Threading and lock order (kineto documents an ABBA deadlock with CUPTI's internal lock):
+//   - CUPTI's buffer callbacks take only the buffer pool's and the pipeline's short mutexes, never held while
+//     calling CUPTI.
+//   - state_mutex_ (enable/disable bookkeeping) is held while calling cuptiActivityEnable/Disable, and is never
+//     taken by a buffer callback. flush() holds no lock at all while calling cuptiActivityFlushAll, which runs
+//     the buffer-completed callback on the calling thread.
+//   - Nothing here throws across a C boundary; CUPTI callbacks catch everything.
+//   - cuptiFinalize is never called (kineto/jax/pytorch report segfaults when it races a flush at teardown):
+//     the session and its pool are leaked at exit on purpose.
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cupti/translate.h"
+#include "cupti/loader.h"
+#include "gprof/trace/records.h"
+#include "pipeline/pipeline.h"
+
+namespace gprof::collector::cupti {
+
+struct SessionOptions {
+    LoadOptions load;                  // where to find libcupti (load_options_from_environment())
+    size_t buffer_bytes = 8u << 20;    // GPROF_BUFFER_MB
+    size_t max_buffers = 0;            // 0: max(8, 512 MiB / buffer_bytes)
+    bool capture_profiler_api = false; // GPROF_CAPTURE_RANGE=cudaProfilerApi: record only inside the range
+    bool start_paused = false;         // begin with activities off (a delay or an NVTX capture range)
+    uint32_t backtrace_depth = 0;      // GPROF_BACKTRACE: 0 = no API-entry callbacks at all
+    bool filter_noisy_apis = true;     // drop cudaGetDevice, cuCtxGetCurrent, ... as kineto does
+    // The trace clock, registered with cuptiActivityRegisterTimestampCallback so GPU records share it
+    // (clock.h's gprof_collector_cupti_timestamp). Also stamps Capture records. Null: CUPTI's clock.
+    CUpti_TimestampCallbackFunc timestamp = nullptr;
+};
+
+struct StartResult {
+    bool ok = false;
+    int32_t code = 0;    // the CUptiResult that refused us; -1 when libcupti could not be loaded
+    std::string reason;  // one line: "CUPTI unavailable: ..." (empty when ok)
+};
+
+class Session {
+public:
+    // The process-wide session (never destroyed). Tests may construct their own; CUPTI's buffer callbacks
+    // go to the session that started last.
+    static Session& instance();
+    Session() = default;
+
+    // Loads CUPTI and starts tracing into `pipeline`. Once per process: a second call returns the first result.
+    // On failure CUPTI is left as it was (unsubscribed) and the app runs untouched; the caller prints the reason
+    // and writes it as a Status record. Non-fatal problems (a kind that would not enable) are posted to the
+    // pipeline as Status warnings by the session itself.
+    StartResult start(Pipeline& pipeline, const SessionOptions& options);
+
+    bool started() const { return started_.load(std::memory_order_acquire); }
+    // Activities currently enabled (false before start, while paused or outside the capture range).
+    bool recording() const { return recording_.load(std::memory_order_acquire); }
+
+    // cuptiActivityFlushAll: completed buffers go to the pipeline (on this thread). forced also returns buffers
+    // with incomplete records (exit). The session registers no periodic hook of its own: the caller runs
+    // flush(false) every flush period (core/session.cpp does) and flush(true) at exit under a watchdog. Returns false when CUPTI failed or the session is not running. Call with
+    // no lock held that a buffer callback or the pipeline takes; at exit, under the caller's watchdog.
+    bool flush(bool forced);
+
+    // Turns activity recording off / on (capture ranges, delay, duration). Idempotent; writes Capture records
+    // with `reason`. Any thread except inside a buffer callback.
+    void pause(trace::CaptureReason reason);
+    void resume(trace::CaptureReason reason);
+
+    // In a forked child: CUPTI state inherited from the parent is unusable; make every entry point a no-op
+    // without calling CUPTI. The child's new session, if any, comes from the driver calling
+    // InitializeInjection again.
+    void abandon_after_fork();
+
+    const CuptiApi* api() const { return api_; }
+    uint32_t cupti_version() const { return api_ ? api_->version : 0; }
+
+    // For the stand-in tests and statistics.
+    struct Counters {
+        uint64_t buffers_requested = 0;
+        uint64_t buffers_completed = 0;
+        uint64_t dropped_reported = 0;
+        uint64_t backtraces = 0;
+        uint64_t profiler_starts = 0;
+        uint64_t profiler_stops = 0;
+    };
+    Counters counters() const;
+
+    // ---- internal: called from the C callbacks ----
+    void on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
+    void on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) noexcept;
+    void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
+
+    Translator& translator() { return translator_; }
+
+private:
+    bool enable_kinds(bool report, CUptiResult& first_failure);  // state_mutex_ held
+    void disable_kinds();            // state_mutex_ held
+    void apply_api_filters();
+    void status(trace::StatusLevel level, int32_t code, const std::string& message);
+    uint64_t now() const;
+    void profiler_start();
+    void profiler_stop();
+    void on_api_enter(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb);
+    void on_context_created(CUcontext ctx);
+
+    std::mutex start_mutex_;
+    StartResult start_result_;
+    bool start_attempted_ = false;
+
+    const CuptiApi* api_ = nullptr;
+    Translator translator_;  // per session: its name caches belong to this session's writer
+    std::atomic<Pipeline*> pipeline_{nullptr};
+    CUpti_SubscriberHandle subscriber_ = nullptr;
+    CUpti_SubscriberHandle parent_subscriber_ = nullptr;  // in a forked child: the parent's, inherited
+    bool forked_child_ = false;
+    SessionOptions options_;
+    std::atomic<bool> started_{false};
+    std::atomic<bool> abandoned_{false};
+    std::atomic<bool> recording_{false};
+    bool timestamp_registered_ = false;
+
+    std::mutex state_mutex_;                  // enabled_ bookkeeping; see lock order above
+    std::vector<CUpti_ActivityKind> enabled_;
+    std::atomic<bool> in_profiler_range_{false};
+    std::atomic<uint32_t> devices_seen_{0};   // bit per device ordinal < 32 already posted
+
+    std::atomic<uint64_t> buffers_requested_{0}, buffers_completed_{0}, dropped_reported_{0}, backtraces_{0},
+        profiler_starts_{0}, profiler_stops_{0};
+};
+
+// The ActivityConsumer the session installs into the pipeline: translate with `translator` on the writer
+// thread, then give the buffer back to the pool. Exposed for tests.
+ActivityConsumer activity_consumer(Translator& translator);
+
+// The activity kinds the session enables, in order (docs/cupti.md).
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds();
+
+}  // namespace gprof::collector::cupti

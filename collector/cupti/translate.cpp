@@ -1,0 +1,305 @@
+#include "cupti/translate.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace gprof::collector::cupti {
+namespace {
+
+using namespace gprof::trace;
+
+constexpr size_t kKernelNameSlots = 1024;  // power of two
+
+// CUPTI enumerations map onto records.h by value; values newer than records.h knows survive as raw numbers
+// (the reader prints them as unknown) rather than being folded into Unknown here.
+template <class E>
+E narrow_enum(uint32_t v) {
+    return static_cast<E>(v <= 0xFF ? v : 0);
+}
+
+// The cbid name CUPTI gives runtime calls carries the CUDA version that introduced the entry point
+// ("cudaLaunchKernel_v7000"); users know the call as "cudaLaunchKernel". Driver names are real symbol names
+// ("cuMemcpyHtoD_v2") and stay as they are.
+size_t runtime_name_length(const char* s) {
+    size_t n = std::strlen(s);
+    size_t i = n;
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+    if (i < n && i >= 2 && s[i - 1] == 'v' && s[i - 2] == '_') return i - 2;
+    return n;
+}
+
+// MEMCPY (Memcpy6) and MEMCPY2 (MemcpyPtoP4) records share every field but where the devices are.
+template <class M, class Ts>
+Memcpy memcpy_record(const M* m, Ts&& ts, uint32_t device, uint32_t peer_device) {
+    Memcpy r;
+    r.start = ts(m->start);
+    r.end = ts(m->end);
+    r.bytes = m->bytes;
+    r.device = device;
+    r.peer_device = peer_device;
+    r.context = m->contextId;
+    r.stream = m->streamId;
+    r.correlation = m->correlationId;
+    r.graph_id = m->graphId;
+    r.graph_node_id = m->graphNodeId;
+    r.copy_kind = narrow_enum<MemcpyKind>(m->copyKind);
+    r.src_kind = narrow_enum<MemoryKind>(m->srcKind);
+    r.dst_kind = narrow_enum<MemoryKind>(m->dstKind);
+    r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+    return r;
+}
+
+}  // namespace
+
+void Translator::reset() {
+    runtime_names_.clear();
+    driver_names_.clear();
+    kernel_names_.clear();
+    writer_ = nullptr;
+}
+
+trace::StringId Translator::api_name(TraceWriter& w, CUpti_CallbackDomain domain, uint32_t cbid) {
+    auto& table = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_names_ : driver_names_;
+    if (cbid < table.size() && table[cbid] != 0) return table[cbid];
+    if (cbid >= 65536) return 0;
+    if (cbid >= table.size()) table.resize(cbid + 64, 0);
+    const char* name = nullptr;
+    StringId id = 0;
+    if (api_ && api_->GetCallbackName && api_->GetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name) {
+        id = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? w.intern(name, runtime_name_length(name)) : w.intern(name);
+    } else {
+        char fallback[48];
+        int n = std::snprintf(fallback, sizeof fallback, "%s#%u",
+                              domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaApi" : "cuApi", cbid);
+        id = w.intern(fallback, static_cast<size_t>(n));
+    }
+    table[cbid] = id;
+    return id;
+}
+
+trace::StringId Translator::kernel_name(TraceWriter& w, const char* name) {
+    if (!name) return 0;
+    if (kernel_names_.empty()) kernel_names_.resize(kKernelNameSlots);
+    auto key = reinterpret_cast<uintptr_t>(name);
+    NameSlot& slot = kernel_names_[(key >> 3 ^ key >> 13) & (kKernelNameSlots - 1)];
+    if (slot.ptr == name && std::strncmp(name, slot.text.data(), slot.length + 1) == 0) return slot.id;
+    size_t len = std::strlen(name);
+    StringId id = w.intern(name, len);
+    slot.ptr = name;
+    slot.id = id;
+    slot.length = static_cast<uint32_t>(len);
+    slot.text.assign(name, name + len + 1);
+    return id;
+}
+
+bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
+    switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+            auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+            bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+            ApiCall r;
+            r.start = ts(a->start);
+            r.end = ts(a->end);
+            r.tid = a->threadId;
+            r.correlation = a->correlationId;
+            r.cbid = a->cbid;
+            r.name = api_name(w, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
+            r.result = static_cast<int32_t>(a->returnValue);
+            r.domain = runtime ? ApiDomain::Runtime : ApiDomain::Driver;
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+            auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+            Kernel r;
+            r.start = ts(k->start);
+            r.end = ts(k->end);
+            r.device = k->deviceId;
+            r.context = k->contextId;
+            r.stream = k->streamId;
+            r.correlation = k->correlationId;
+            r.grid_x = k->gridX;
+            r.grid_y = k->gridY;
+            r.grid_z = k->gridZ;
+            r.block_x = k->blockX;
+            r.block_y = k->blockY;
+            r.block_z = k->blockZ;
+            r.registers_per_thread = k->registersPerThread;
+            r.static_shared_bytes = static_cast<uint32_t>(k->staticSharedMemory);
+            r.dynamic_shared_bytes = static_cast<uint32_t>(k->dynamicSharedMemory);
+            r.local_bytes_per_thread = k->localMemoryPerThread;
+            r.name = kernel_name(w, k->name);
+            r.graph_id = k->graphId;
+            r.graph_node_id = k->graphNodeId;
+            r.device_launched = k->isDeviceLaunched;
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+            w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->deviceId, m->deviceId));
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+            auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+            w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->srcDeviceId, m->dstDeviceId));
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+            auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+            Memset r;
+            r.start = ts(m->start);
+            r.end = ts(m->end);
+            r.bytes = m->bytes;
+            r.value = m->value;
+            r.device = m->deviceId;
+            r.context = m->contextId;
+            r.stream = m->streamId;
+            r.correlation = m->correlationId;
+            r.graph_id = m->graphId;
+            r.graph_node_id = m->graphNodeId;
+            r.memory_kind = narrow_enum<MemoryKind>(m->memoryKind);
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+            auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+            Sync r;
+            r.start = ts(s->start);
+            r.end = ts(s->end);
+            r.context = s->contextId;
+            r.stream = s->streamId;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE (0xFFFFFFFF) kept: not applicable
+            r.event = s->cudaEventId;
+            r.correlation = s->correlationId;
+            r.type = narrow_enum<SyncType>(static_cast<uint32_t>(s->type));
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMORY2: {
+            auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+            Memory r;
+            r.timestamp = ts(m->timestamp);
+            r.address = m->address;
+            r.bytes = m->bytes;
+            r.device = m->deviceId;
+            r.context = m->contextId;
+            r.stream = m->streamId;
+            r.correlation = m->correlationId;
+            r.op = narrow_enum<MemoryOp>(static_cast<uint32_t>(m->memoryOperationType));
+            r.memory_kind = narrow_enum<MemoryKind>(static_cast<uint32_t>(m->memoryKind));
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+            auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+            Overhead r;
+            r.start = ts(o->start);
+            r.end = ts(o->end);
+            r.overhead_kind = static_cast<uint32_t>(o->overheadKind);
+            r.object_kind = static_cast<uint32_t>(o->objectKind);
+            switch (o->objectKind) {
+                case CUPTI_ACTIVITY_OBJECT_PROCESS: r.object_id = o->objectId.pt.processId; break;
+                case CUPTI_ACTIVITY_OBJECT_THREAD: r.object_id = o->objectId.pt.threadId; break;
+                case CUPTI_ACTIVITY_OBJECT_DEVICE:
+                case CUPTI_ACTIVITY_OBJECT_CONTEXT:
+                case CUPTI_ACTIVITY_OBJECT_STREAM: r.object_id = o->objectId.dcs.deviceId; break;
+                default: r.object_id = 0; break;
+            }
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+            auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+            ExternalCorrelation r;
+            r.external_id = e->externalId;
+            r.correlation = e->correlationId;
+            r.external_kind = static_cast<uint32_t>(e->externalKind);
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+            auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+            GraphLaunch r;
+            r.start = ts(g->start);
+            r.end = ts(g->end);
+            r.device = g->deviceId;
+            r.context = g->contextId;
+            r.stream = g->streamId;
+            r.correlation = g->correlationId;
+            r.graph_id = g->graphId;
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_DEVICE: {
+            auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+            Device r;
+            r.id = d->id;
+            r.name = w.intern(d->name);
+            r.cc_major = d->computeCapabilityMajor;
+            r.cc_minor = d->computeCapabilityMinor;
+            r.sm_count = d->numMultiprocessors;
+            r.global_memory_bytes = d->globalMemorySize;
+            static const uint8_t kNoUuid[16] = {};
+            if (std::memcmp(d->uuid.bytes, kNoUuid, 16) != 0) {
+                char uuid[41];
+                format_uuid(reinterpret_cast<const uint8_t*>(d->uuid.bytes), uuid);
+                r.uuid = w.intern(uuid);
+            }
+            w.add(r);
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+size_t Translator::translate(TraceWriter& w, const uint8_t* buffer, size_t valid_size) {
+    if (&w != writer_) {
+        reset();
+        writer_ = &w;
+    }
+    ++stats_.buffers;
+    if (!buffer || valid_size == 0 || !api_ || !api_->ActivityGetNextRecord) return 0;
+    size_t written = 0;
+    CUpti_Activity* record = nullptr;
+    auto* data = const_cast<uint8_t*>(buffer);  // CUPTI's signature is not const; it only reads
+    for (;;) {
+        CUptiResult rc = api_->ActivityGetNextRecord(data, valid_size, &record);
+        if (rc != CUPTI_SUCCESS) {
+            if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED) ++stats_.malformed;
+            break;
+        }
+        if (translate_one(w, record))
+            ++written;
+        else
+            ++stats_.skipped;
+    }
+    stats_.records += written;
+    return written;
+}
+
+Translator& activity_translator() {
+    static auto* t = new Translator();  // leaked with the session, on purpose (exit-order races)
+    return *t;
+}
+
+size_t translate_activity_buffer(const uint8_t* buffer, size_t valid_size, trace::TraceWriter& writer) {
+    return activity_translator().translate(writer, buffer, valid_size);
+}
+
+void format_uuid(const uint8_t b[16], char out[41]) {
+    static const char hex[] = "0123456789abcdef";
+    char* p = out;
+    std::memcpy(p, "GPU-", 4);
+    p += 4;
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) *p++ = '-';
+        *p++ = hex[b[i] >> 4];
+        *p++ = hex[b[i] & 0xF];
+    }
+    *p = '\0';
+}
+
+}  // namespace gprof::collector::cupti

@@ -1,0 +1,429 @@
+#include "nvtx/handlers.h"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstring>
+#include <cwchar>
+
+#include "core/clock.h"
+#include "gprof/trace/records.h"
+#include "nvtx/names.h"
+#include "nvtx/stream.h"
+#include "core/session.h"
+
+namespace gprof::collector::nvtx {
+
+std::atomic<bool> g_recording{true};
+
+namespace {
+
+inline bool recording() { return g_recording.load(std::memory_order_relaxed); }
+
+inline uint32_t domain_id(nvtxDomainHandle_t d) {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(d));
+}
+inline uint32_t depth_slot(uint32_t domain) { return domain < kMaxDomains ? domain : 0; }
+
+size_t utf8_length(const wchar_t* w, size_t limit) {
+    size_t n = 0;
+    for (; *w; ++w) {
+        auto c = static_cast<uint32_t>(*w);
+        size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (n + k > limit) break;
+        n += k;
+    }
+    return n;
+}
+
+void utf8_encode(const wchar_t* w, uint8_t* out, size_t len) {
+    size_t n = 0;
+    for (; *w && n < len; ++w) {
+        auto c = static_cast<uint32_t>(*w);
+        if (c > 0x10FFFF) c = 0xFFFD;
+        if (c < 0x80) {
+            out[n++] = static_cast<uint8_t>(c);
+        } else if (c < 0x800) {
+            if (n + 2 > len) break;
+            out[n++] = static_cast<uint8_t>(0xC0 | (c >> 6));
+            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (n + 3 > len) break;
+            out[n++] = static_cast<uint8_t>(0xE0 | (c >> 12));
+            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3F));
+            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
+        } else {
+            if (n + 4 > len) break;
+            out[n++] = static_cast<uint8_t>(0xF0 | (c >> 18));
+            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 12) & 0x3F));
+            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3F));
+            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
+        }
+    }
+}
+
+std::string to_utf8(const wchar_t* w) {
+    std::string s;
+    if (!w) return s;
+    s.resize(utf8_length(w, kMaxNameBytes));
+    utf8_encode(w, reinterpret_cast<uint8_t*>(s.data()), s.size());
+    return s;
+}
+
+// The message of an event: ASCII bytes, wide text (converted) or a registered string id.
+struct Message {
+    const char* ascii = nullptr;
+    const wchar_t* wide = nullptr;
+    uint32_t registered = 0;
+    size_t length = 0;  // bytes to copy (UTF-8 for wide)
+
+    void measure() {
+        if (ascii) length = strnlen(ascii, kMaxNameBytes);
+        else if (wide) length = utf8_length(wide, kMaxNameBytes);
+    }
+    void copy(uint8_t* out) const {
+        if (ascii) std::memcpy(out, ascii, length);
+        else if (wide) utf8_encode(wide, out, length);
+    }
+};
+
+Message message_of(const nvtxEventAttributes_t* a) {
+    Message m;
+    if (!a) return m;
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: m.ascii = a->message.ascii; break;
+    case NVTX_MESSAGE_TYPE_UNICODE: m.wide = a->message.unicode; break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        m.registered = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(a->message.registered));
+        break;
+    default: break;
+    }
+    m.measure();
+    return m;
+}
+
+void fill_attrs(EventAttrs* out, const nvtxEventAttributes_t* a, const Message& m) {
+    *out = EventAttrs{};
+    if (a->colorType == NVTX_COLOR_ARGB) out->color = a->color;
+    out->category = a->category;
+    switch (a->payloadType) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: out->payload = a->payload.ullValue; break;
+    case NVTX_PAYLOAD_TYPE_INT64: out->payload = static_cast<uint64_t>(a->payload.llValue); break;
+    case NVTX_PAYLOAD_TYPE_DOUBLE: std::memcpy(&out->payload, &a->payload.dValue, 8); break;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: out->payload = a->payload.uiValue; break;
+    case NVTX_PAYLOAD_TYPE_INT32: out->payload = static_cast<uint64_t>(static_cast<int64_t>(a->payload.iValue)); break;
+    case NVTX_PAYLOAD_TYPE_FLOAT: {
+        uint32_t bits;
+        std::memcpy(&bits, &a->payload.fValue, 4);
+        out->payload = bits;
+        break;
+    }
+    default: break;
+    }
+    out->payload_type = (a->payloadType >= 1 && a->payloadType <= 6) ? static_cast<uint8_t>(a->payloadType) : 0;
+    out->registered = m.registered;
+}
+
+// Appends one event. Returns false when it could not be recorded (counted as dropped).
+inline bool emit(ThreadStream* s, EventType type, uint32_t domain, const nvtxEventAttributes_t* attrs,
+                 const Message* msg, const uint64_t* range_id, uint64_t ts) {
+    size_t name_len = msg ? msg->length : 0;
+    size_t size = sizeof(EventHeader) + (attrs ? sizeof(EventAttrs) : 0) + (range_id ? 8 : 0) + pad8(name_len);
+    uint8_t* p = reserve(s, size);
+    if (!p) return false;
+    auto* h = reinterpret_cast<EventHeader*>(p);
+    h->type = type;
+    h->flags = static_cast<uint8_t>((attrs ? kHasAttrs : 0) | (msg && msg->registered ? kRegistered : 0) |
+                                    (range_id ? kHasRangeId : 0));
+    h->name_len = static_cast<uint16_t>(name_len);
+    h->domain = domain;
+    h->timestamp = ts;
+    uint8_t* q = p + sizeof(EventHeader);
+    if (attrs) {
+        fill_attrs(reinterpret_cast<EventAttrs*>(q), attrs, *msg);
+        q += sizeof(EventAttrs);
+    }
+    if (range_id) {
+        std::memcpy(q, range_id, 8);
+        q += 8;
+    }
+    if (name_len) msg->copy(q);
+    commit(s, size);
+    return true;
+}
+
+// ---- push / pop (the hot path) ----
+
+int push_ascii(const char* message) {
+    uint64_t ts = clock::now();
+    if (!recording()) return NVTX_NO_PUSH_POP_TRACKING;
+    try {
+        ThreadStream* s = current_stream();
+        if (!s) return NVTX_NO_PUSH_POP_TRACKING;
+        size_t n = message ? strnlen(message, kMaxNameBytes) : 0;
+        size_t size = sizeof(EventHeader) + pad8(n);
+        uint8_t* p = reserve(s, size);
+        if (!p) return NVTX_NO_PUSH_POP_TRACKING;
+        auto* h = reinterpret_cast<EventHeader*>(p);
+        h->type = EventType::Push;
+        h->flags = 0;
+        h->name_len = static_cast<uint16_t>(n);
+        h->domain = 0;
+        h->timestamp = ts;
+        std::memcpy(p + sizeof(EventHeader), message, n);
+        commit(s, size);
+        return s->depth[0]++;
+    } catch (...) {
+        return NVTX_NO_PUSH_POP_TRACKING;
+    }
+}
+
+int pop_domain(uint32_t domain) {
+    uint64_t ts = clock::now();
+    if (!recording()) return NVTX_NO_PUSH_POP_TRACKING;
+    ThreadStream* s = current_stream();
+    if (!s) return NVTX_NO_PUSH_POP_TRACKING;
+    int32_t& depth = s->depth[depth_slot(domain)];
+    // A pop without a push is still written: the writer counts it (DropSource::NvtxOverflow).
+    uint8_t* p = reserve(s, sizeof(EventHeader));
+    if (!p) {
+        if (depth > 0) --depth;  // keep NVTX's depth right even if the event is lost
+        return NVTX_NO_PUSH_POP_TRACKING;
+    }
+    auto* h = reinterpret_cast<EventHeader*>(p);
+    h->type = EventType::Pop;
+    h->flags = 0;
+    h->name_len = 0;
+    h->domain = domain;
+    h->timestamp = ts;
+    commit(s, sizeof(EventHeader));
+    if (depth <= 0) return NVTX_NO_PUSH_POP_TRACKING;
+    return --depth;
+}
+
+int pop() { return pop_domain(0); }
+
+int push_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Message msg) {
+    uint64_t ts = clock::now();
+    if (!recording()) return NVTX_NO_PUSH_POP_TRACKING;
+    try {
+        ThreadStream* s = current_stream();
+        if (!s || !emit(s, EventType::Push, domain, attrs, &msg, nullptr, ts)) return NVTX_NO_PUSH_POP_TRACKING;
+        return s->depth[depth_slot(domain)]++;
+    } catch (...) {
+        return NVTX_NO_PUSH_POP_TRACKING;
+    }
+}
+
+int push_wide(const wchar_t* message) {
+    Message m;
+    m.wide = message;
+    m.measure();
+    return push_with(0, nullptr, m);
+}
+int push_ex(const nvtxEventAttributes_t* a) { return push_with(0, a, message_of(a)); }
+int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return push_with(domain_id(d), a, message_of(a));
+}
+int domain_pop(nvtxDomainHandle_t d) { return pop_domain(domain_id(d)); }
+
+// ---- start / end (may end on another thread) ----
+
+nvtxRangeId_t start_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Message msg) {
+    uint64_t ts = clock::now();
+    if (!recording()) return 0;
+    try {
+        ThreadStream* s = current_stream();
+        if (!s) return 0;
+        uint64_t id = s->next_range++;  // unique per process: the stream index sits in the high bits
+        if (!emit(s, EventType::Start, domain, attrs, &msg, &id, ts)) return 0;
+        return id;
+    } catch (...) {
+        return 0;
+    }
+}
+
+nvtxRangeId_t start_ascii(const char* message) {
+    Message m;
+    m.ascii = message;
+    m.measure();
+    return start_with(0, nullptr, m);
+}
+nvtxRangeId_t start_wide(const wchar_t* message) {
+    Message m;
+    m.wide = message;
+    m.measure();
+    return start_with(0, nullptr, m);
+}
+nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) { return start_with(0, a, message_of(a)); }
+nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return start_with(domain_id(d), a, message_of(a));
+}
+
+void end_domain(uint32_t domain, nvtxRangeId_t id) {
+    uint64_t ts = clock::now();
+    if (!recording() || id == 0) return;
+    ThreadStream* s = current_stream();
+    if (!s) return;
+    uint64_t rid = id;
+    emit(s, EventType::End, domain, nullptr, nullptr, &rid, ts);
+}
+void end(nvtxRangeId_t id) { end_domain(0, id); }
+void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) { end_domain(domain_id(d), id); }
+
+// ---- marks ----
+
+void mark_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Message msg) {
+    uint64_t ts = clock::now();
+    if (!recording()) return;
+    try {
+        ThreadStream* s = current_stream();
+        if (s) emit(s, EventType::Mark, domain, attrs, &msg, nullptr, ts);
+    } catch (...) {
+    }
+}
+void mark_ascii(const char* message) {
+    Message m;
+    m.ascii = message;
+    m.measure();
+    mark_with(0, nullptr, m);
+}
+void mark_wide(const wchar_t* message) {
+    Message m;
+    m.wide = message;
+    m.measure();
+    mark_with(0, nullptr, m);
+}
+void mark_ex(const nvtxEventAttributes_t* a) { mark_with(0, a, message_of(a)); }
+void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { mark_with(domain_id(d), a, message_of(a)); }
+
+// ---- naming (rare: locks and allocation are fine) ----
+
+void name_category_in(uint32_t domain, uint32_t category, std::string_view name) {
+    try {
+        names().name_category(domain, category, name);
+    } catch (...) {
+    }
+}
+void name_category_ascii(uint32_t category, const char* name) { name_category_in(0, category, name ? name : ""); }
+void name_category_wide(uint32_t category, const wchar_t* name) {
+    try {
+        name_category_in(0, category, to_utf8(name));
+    } catch (...) {
+    }
+}
+void domain_name_category_ascii(nvtxDomainHandle_t d, uint32_t category, const char* name) {
+    name_category_in(domain_id(d), category, name ? name : "");
+}
+void domain_name_category_wide(nvtxDomainHandle_t d, uint32_t category, const wchar_t* name) {
+    try {
+        name_category_in(domain_id(d), category, to_utf8(name));
+    } catch (...) {
+    }
+}
+
+void name_thread_ascii(uint32_t tid, const char* name) {
+    if (!recording() || !name) return;
+    session_post_thread_name(tid, name);
+}
+void name_thread_wide(uint32_t tid, const wchar_t* name) {
+    if (!recording() || !name) return;
+    try {
+        session_post_thread_name(tid, to_utf8(name));
+    } catch (...) {
+    }
+}
+
+nvtxStringHandle_t register_string_in(nvtxDomainHandle_t d, std::string_view text) {
+    try {
+        return reinterpret_cast<nvtxStringHandle_t>(
+            static_cast<uintptr_t>(names().register_string(domain_id(d), text)));
+    } catch (...) {
+        return nullptr;
+    }
+}
+nvtxStringHandle_t register_string_ascii(nvtxDomainHandle_t d, const char* s) {
+    return register_string_in(d, s ? s : "");
+}
+nvtxStringHandle_t register_string_wide(nvtxDomainHandle_t d, const wchar_t* s) {
+    try {
+        return register_string_in(d, to_utf8(s));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+nvtxDomainHandle_t domain_create_in(std::string_view name) {
+    try {
+        return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(names().domain(name)));
+    } catch (...) {
+        return nullptr;
+    }
+}
+nvtxDomainHandle_t domain_create_ascii(const char* name) { return domain_create_in(name ? name : ""); }
+nvtxDomainHandle_t domain_create_wide(const wchar_t* name) {
+    try {
+        return domain_create_in(to_utf8(name));
+    } catch (...) {
+        return nullptr;
+    }
+}
+void domain_destroy(nvtxDomainHandle_t) {}  // ids stay valid: records already queued still name them
+void initialize(const void*) {}
+
+// ---- installation ----
+
+template <class F> void set(NvtxFunctionTable table, unsigned size, unsigned id, F fn) {
+    if (table && id < size && table[id]) *table[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+}
+
+}  // namespace
+
+bool attach(GetExportTable get_export_table) noexcept {
+    if (!get_export_table) return false;
+    auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+    if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) || !callbacks->GetModuleFunctionTable)
+        return false;
+
+    NvtxFunctionTable core = nullptr, core2 = nullptr;
+    unsigned core_size = 0, core2_size = 0;
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || !core) return false;
+    set(core, core_size, NVTX_CBID_CORE_MarkEx, mark_ex);
+    set(core, core_size, NVTX_CBID_CORE_MarkA, mark_ascii);
+    set(core, core_size, NVTX_CBID_CORE_MarkW, mark_wide);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartEx, start_ex);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartA, start_ascii);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartW, start_wide);
+    set(core, core_size, NVTX_CBID_CORE_RangeEnd, end);
+    set(core, core_size, NVTX_CBID_CORE_RangePushEx, push_ex);
+    set(core, core_size, NVTX_CBID_CORE_RangePushA, push_ascii);
+    set(core, core_size, NVTX_CBID_CORE_RangePushW, push_wide);
+    set(core, core_size, NVTX_CBID_CORE_RangePop, pop);
+    set(core, core_size, NVTX_CBID_CORE_NameCategoryA, name_category_ascii);
+    set(core, core_size, NVTX_CBID_CORE_NameCategoryW, name_category_wide);
+    set(core, core_size, NVTX_CBID_CORE_NameOsThreadA, name_thread_ascii);
+    set(core, core_size, NVTX_CBID_CORE_NameOsThreadW, name_thread_wide);
+
+    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) && core2) {
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, domain_mark_ex);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, domain_start_ex);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, domain_end);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, domain_push_ex);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, domain_pop);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, domain_name_category_ascii);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, domain_name_category_wide);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, register_string_ascii);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, register_string_wide);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, domain_create_ascii);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, domain_create_wide);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, domain_destroy);
+        set(core2, core2_size, NVTX_CBID_CORE2_Initialize, initialize);
+    }
+
+    if (auto* version = static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO));
+        version && version->struct_size >= sizeof(NvtxExportTableVersionInfo) && version->SetInjectionNvtxVersion) {
+        version->SetInjectionNvtxVersion(NVTX_VERSION);
+    }
+    return true;
+}
+
+}  // namespace gprof::collector::nvtx

@@ -1,0 +1,247 @@
+#include "nvtx/recorder.h"
+
+#include <cstring>
+
+#include "core/clock.h"
+#include "nvtx/names.h"
+
+namespace gprof::collector::nvtx {
+
+namespace tr = gprof::trace;
+
+void Recorder::hook(void* ctx, tr::TraceWriter& writer, bool final) {
+    static_cast<Recorder*>(ctx)->drain(writer, final);
+}
+
+bool Recorder::in_window(tr::Timestamp t) const {
+    if (options_.window_start && t < options_.window_start) return false;
+    if (options_.window_end && t >= options_.window_end) return false;
+    return true;
+}
+
+tr::StringId Recorder::domain_string(uint32_t domain, tr::TraceWriter& writer) {
+    if (domain == 0) return 0;
+    auto it = domain_ids_.find(domain);
+    if (it != domain_ids_.end()) return it->second;
+    if (!names().domain_name(domain, scratch_)) scratch_ = "<domain " + std::to_string(domain) + ">";
+    tr::StringId id = writer.intern(scratch_.data(), scratch_.size());
+    domain_ids_.emplace(domain, id);
+    return id;
+}
+
+tr::StringId Recorder::registered_string(uint32_t sid, tr::TraceWriter& writer) {
+    auto it = registered_ids_.find(sid);
+    if (it != registered_ids_.end()) return it->second;
+    if (!names().string_text(sid, scratch_)) scratch_.clear();
+    tr::StringId id = writer.intern(scratch_.data(), scratch_.size());
+    registered_ids_.emplace(sid, id);
+    return id;
+}
+
+tr::StringId Recorder::category_string(uint32_t domain, uint32_t category, tr::TraceWriter& writer) {
+    if (category == 0) return 0;
+    uint64_t version = names().category_version();
+    if (version != category_version_) {
+        category_ids_.clear();  // a category was (re)named since: look again
+        category_version_ = version;
+    }
+    uint64_t key = (static_cast<uint64_t>(domain) << 32) | category;
+    auto it = category_ids_.find(key);
+    if (it != category_ids_.end()) return it->second;
+    tr::StringId id = 0;
+    if (names().category_name(domain, category, scratch_)) id = writer.intern(scratch_.data(), scratch_.size());
+    category_ids_.emplace(key, id);
+    return id;
+}
+
+bool Recorder::is_capture_name(uint32_t domain, const char* name, size_t len) {
+    if (!options_.capture) return false;
+    if (len != options_.capture_name.size() || std::memcmp(name, options_.capture_name.data(), len) != 0) return false;
+    if (options_.capture_domain.empty()) return domain == 0;
+    std::string d;
+    return domain != 0 && names().domain_name(domain, d) && d == options_.capture_domain;
+}
+
+void Recorder::write_range(tr::TraceWriter& writer, const Open& open) {
+    if (!in_window(open.record.start)) return;
+    writer.add(open.record);
+    ++ranges_written_;
+}
+
+void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, tr::TraceWriter& writer) {
+    const auto* h = reinterpret_cast<const EventHeader*>(event);
+    const uint8_t* q = event + sizeof(EventHeader);
+    const EventAttrs* attrs = nullptr;
+    if (h->flags & kHasAttrs) {
+        attrs = reinterpret_cast<const EventAttrs*>(q);
+        q += sizeof(EventAttrs);
+    }
+    uint64_t range_id = 0;
+    if (h->flags & kHasRangeId) {
+        std::memcpy(&range_id, q, 8);
+        q += 8;
+    }
+    const char* name = reinterpret_cast<const char*>(q);
+    size_t name_len = h->name_len;
+
+    auto make = [&](tr::NvtxType type) {
+        Open o;
+        tr::Nvtx& r = o.record;
+        r.type = type;
+        r.start = h->timestamp;
+        r.tid = s->tid;
+        r.end_tid = s->tid;
+        r.domain = domain_string(h->domain, writer);
+        if (attrs && (h->flags & kRegistered)) r.name = registered_string(attrs->registered, writer);
+        else r.name = writer.intern(name, name_len);
+        if (attrs) {
+            r.color = attrs->color;
+            r.category = attrs->category;
+            r.category_name = category_string(h->domain, attrs->category, writer);
+            r.payload = attrs->payload;
+            r.payload_type = static_cast<tr::NvtxPayload>(attrs->payload_type);
+        }
+        if (options_.capture) {
+            if (attrs && (h->flags & kRegistered)) {
+                std::string text;
+                o.capture = names().string_text(attrs->registered, text) &&
+                            is_capture_name(h->domain, text.data(), text.size());
+            } else {
+                o.capture = is_capture_name(h->domain, name, name_len);
+            }
+        }
+        return o;
+    };
+    auto capture = [&](tr::CaptureAction action, tr::Timestamp t) {
+        if (options_.on_capture && options_.on_capture(action == tr::CaptureAction::Start)) return;
+        tr::Capture c;
+        c.timestamp = t;
+        c.action = action;
+        c.reason = tr::CaptureReason::NvtxRange;
+        writer.add(c);
+    };
+
+    switch (h->type) {
+    case EventType::Push: {
+        auto& stack = st.stacks[h->domain];
+        Open o = make(tr::NvtxType::PushPop);
+        o.record.depth = static_cast<uint16_t>(stack.size() > 0xFFFF ? 0xFFFF : stack.size());
+        if (o.capture) capture(tr::CaptureAction::Start, o.record.start);
+        stack.push_back(o);
+        break;
+    }
+    case EventType::Pop: {
+        auto it = st.stacks.find(h->domain);
+        if (it == st.stacks.end() || it->second.empty()) {
+            ++overflow_;  // pop without push
+            break;
+        }
+        Open o = it->second.back();
+        it->second.pop_back();
+        o.record.end = h->timestamp;
+        if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
+        write_range(writer, o);
+        break;
+    }
+    case EventType::Start: {
+        Open o = make(tr::NvtxType::StartEnd);
+        if (o.capture) capture(tr::CaptureAction::Start, o.record.start);
+        auto pending = pending_ends_.find(range_id);
+        if (pending != pending_ends_.end()) {
+            o.record.end = pending->second.timestamp;
+            o.record.end_tid = pending->second.tid;
+            pending_ends_.erase(pending);
+            if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
+            write_range(writer, o);
+        } else {
+            open_starts_[range_id] = o;
+        }
+        break;
+    }
+    case EventType::End: {
+        auto it = open_starts_.find(range_id);
+        if (it == open_starts_.end()) {
+            // Its start sits in a stream not read yet this round (or never existed): keep it for later.
+            pending_ends_[range_id] = PendingEnd{h->timestamp, s->tid};
+            break;
+        }
+        Open o = it->second;
+        open_starts_.erase(it);
+        o.record.end = h->timestamp;
+        o.record.end_tid = s->tid;
+        if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
+        write_range(writer, o);
+        break;
+    }
+    case EventType::Mark: {
+        Open o = make(tr::NvtxType::Mark);
+        o.record.end = o.record.start;
+        write_range(writer, o);
+        break;
+    }
+    }
+}
+
+void Recorder::drain(tr::TraceWriter& writer, bool final) {
+    for (ThreadStream* s = streams(); s; s = s->next_stream) {
+        if (s->finished) continue;
+        auto [it, inserted] = states_.try_emplace(s);
+        StreamState& st = it->second;
+        if (inserted) new_threads_.push_back(s->tid);
+        // Read `exited` before the events: everything the thread wrote precedes its exit flag.
+        bool exited = s->exited.load(std::memory_order_acquire);
+        consume(s, [&](ThreadStream* stream, const uint8_t* event) { on_event(stream, st, event, writer); });
+        uint64_t dropped = s->dropped.load(std::memory_order_relaxed);
+        if (dropped > st.dropped_reported) {
+            tr::Dropped d;
+            d.timestamp = clock::now();
+            d.count = dropped - st.dropped_reported;
+            d.source = tr::DropSource::CollectorQueue;
+            writer.add(d);
+            st.dropped_reported = dropped;
+        }
+        if (exited && s->head && !s->head->next.load(std::memory_order_acquire) &&
+            s->read == s->head->committed.load(std::memory_order_acquire)) {
+            // Pushes of a thread that has ended can never be popped: close them out now.
+            for (auto& [domain, stack] : st.stacks) {
+                for (auto& o : stack) {
+                    write_range(writer, o);
+                    ++overflow_;
+                }
+                stack.clear();
+            }
+            free_block(s->head);
+            s->head = nullptr;
+            s->finished = true;
+        }
+    }
+    if (final) {
+        // Ranges still open: written with end = 0 ("never ended") and counted.
+        for (auto& [stream, st] : states_) {
+            for (auto& [domain, stack] : st.stacks) {
+                for (auto& o : stack) {
+                    write_range(writer, o);
+                    ++overflow_;
+                }
+                stack.clear();
+            }
+        }
+        for (auto& [id, o] : open_starts_) {
+            write_range(writer, o);
+            ++overflow_;
+        }
+        open_starts_.clear();
+        overflow_ += pending_ends_.size();
+        pending_ends_.clear();
+    }
+    if (overflow_ > 0) {
+        tr::Dropped d;
+        d.timestamp = clock::now();
+        d.count = overflow_;
+        d.source = tr::DropSource::NvtxOverflow;
+        writer.add(d);
+        overflow_ = 0;
+    }
+}
+
+}  // namespace gprof::collector::nvtx

@@ -1,0 +1,90 @@
+// Writer-thread side of NVTX: reads every thread's event stream, pairs push with pop (per thread and domain)
+// and start with end (across threads), resolves names, and writes trace::Nvtx records.
+//
+// Runs as a Pipeline periodic hook, so events reach the file within one flush period. At the final drain,
+// ranges still open are written with end = 0 and counted in a Dropped record (DropSource::NvtxOverflow),
+// as are pops without a push and ends without a start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gprof/trace/records.h"
+#include "gprof/trace/writer.h"
+#include "nvtx/stream.h"
+
+namespace gprof::collector {
+class Pipeline;
+}
+
+namespace gprof::collector::nvtx {
+
+class Recorder {
+public:
+    struct Options {
+        // Records whose start lies outside [window_start, window_end) are left out (GPROF_DELAY_SEC /
+        // GPROF_DURATION_SEC). 0 = unbounded.
+        trace::Timestamp window_start = 0;
+        trace::Timestamp window_end = 0;
+        // GPROF_CAPTURE_RANGE=nvtx:NAME[@DOMAIN]: Capture records mark where such a range opens and closes.
+        std::string capture_name;
+        std::string capture_domain;
+        bool capture = false;
+        // Called on the writer thread when a capture range opens (true) or closes (false). Returns true when it
+        // took care of the Capture record (the CUPTI session writes its own on resume/pause).
+        bool (*on_capture)(bool start) = nullptr;
+    };
+
+    explicit Recorder(Options options) : options_(std::move(options)) {}
+
+    // Reads all complete events of all streams and writes their records. final: close out open ranges.
+    void drain(trace::TraceWriter& writer, bool final);
+
+    // PeriodicHook adapter: ctx is a Recorder*.
+    static void hook(void* ctx, trace::TraceWriter& writer, bool final);
+
+    // Thread ids seen so far (the session writes their names).
+    const std::vector<uint64_t>& new_threads() const { return new_threads_; }
+    void clear_new_threads() { new_threads_.clear(); }
+
+    uint64_t ranges_written() const { return ranges_written_; }
+
+private:
+    struct Open {
+        trace::Nvtx record;
+        bool capture = false;
+    };
+    struct StreamState {
+        std::unordered_map<uint32_t, std::vector<Open>> stacks;  // per domain
+        uint64_t dropped_reported = 0;
+    };
+    struct PendingEnd {
+        trace::Timestamp timestamp;
+        uint64_t tid;
+    };
+
+    void on_event(ThreadStream* s, StreamState& st, const uint8_t* event, trace::TraceWriter& writer);
+    void write_range(trace::TraceWriter& writer, const Open& open);
+    trace::StringId domain_string(uint32_t domain, trace::TraceWriter& writer);
+    trace::StringId registered_string(uint32_t id, trace::TraceWriter& writer);
+    trace::StringId category_string(uint32_t domain, uint32_t category, trace::TraceWriter& writer);
+    bool is_capture_name(uint32_t domain, const char* name, size_t len);
+    bool in_window(trace::Timestamp t) const;
+
+    Options options_;
+    std::unordered_map<ThreadStream*, StreamState> states_;
+    std::unordered_map<uint64_t, Open> open_starts_;        // start/end ranges by id
+    std::unordered_map<uint64_t, PendingEnd> pending_ends_;  // ends read before their start
+    std::unordered_map<uint32_t, trace::StringId> domain_ids_;
+    std::unordered_map<uint32_t, trace::StringId> registered_ids_;
+    std::unordered_map<uint64_t, trace::StringId> category_ids_;
+    uint64_t category_version_ = ~0ull;
+    uint64_t overflow_ = 0;      // unmatched pops / ends, open ranges at the end
+    uint64_t ranges_written_ = 0;
+    std::vector<uint64_t> new_threads_;
+    std::string scratch_;
+};
+
+}  // namespace gprof::collector::nvtx

@@ -1,0 +1,146 @@
+#include "nvtx/stream.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
+#include "core/session.h"
+
+namespace gprof::collector::nvtx {
+
+std::atomic<size_t> g_bytes_in_flight{0};
+
+namespace {
+
+std::atomic<ThreadStream*> g_streams{nullptr};
+std::atomic<uint32_t> g_next_index{1};
+pthread_key_t g_exit_key;
+pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+// initial-exec: one TLS slot reached without __tls_get_addr. The library is loaded at start (LD_PRELOAD) or
+// by dlopen from the NVTX loader; a pointer fits glibc's static TLS surplus either way.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadStream* t_stream = nullptr;
+
+void on_thread_exit(void* p) {
+    // Runs when a thread that used NVTX ends: the writer frees its blocks once it has read them.
+    static_cast<ThreadStream*>(p)->exited.store(true, std::memory_order_release);
+}
+
+void make_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
+
+// Blocks the writer has read, kept for reuse: a fresh 256 KiB malloc is an mmap plus 64 page faults, which
+// would cost a thread several ns per event in a tight NVTX loop. Taken once per block, so a mutex is fine.
+constexpr size_t kPoolMax = 64;  // 16 MiB
+std::mutex g_pool_mutex;
+Block* g_pool = nullptr;
+size_t g_pool_size = 0;
+
+Block* new_block() noexcept {
+    size_t now = g_bytes_in_flight.fetch_add(sizeof(Block), std::memory_order_relaxed);
+    if (now + sizeof(Block) > kMaxBytesInFlight) {
+        g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
+        return nullptr;
+    }
+    {
+        std::lock_guard lock(g_pool_mutex);
+        if (Block* b = g_pool) {
+            g_pool = b->next.load(std::memory_order_relaxed);
+            --g_pool_size;
+            b->next.store(nullptr, std::memory_order_relaxed);
+            b->committed.store(0, std::memory_order_relaxed);
+            return b;
+        }
+    }
+    void* mem = std::malloc(sizeof(Block));
+    if (!mem) {
+        g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
+        return nullptr;
+    }
+    return new (mem) Block();
+}
+
+}  // namespace
+
+void free_block(Block* b) noexcept {
+    if (!b) return;
+    g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
+    {
+        std::lock_guard lock(g_pool_mutex);
+        if (g_pool_size < kPoolMax) {
+            b->next.store(g_pool, std::memory_order_relaxed);
+            g_pool = b;
+            ++g_pool_size;
+            return;
+        }
+    }
+    b->~Block();
+    std::free(b);
+}
+
+ThreadStream* current_stream() noexcept {
+    ThreadStream* s = t_stream;
+    return s ? s : attach_thread();
+}
+
+ThreadStream* attach_thread() noexcept {
+    if (t_stream) return t_stream;
+    session_on_new_stream();  // a forked child starts its own trace on first use
+    pthread_once(&g_key_once, make_key);
+    void* mem = std::malloc(sizeof(ThreadStream));
+    if (!mem) return nullptr;
+    auto* s = new (mem) ThreadStream();
+    s->tid = static_cast<uint64_t>(::syscall(SYS_gettid));
+    s->index = g_next_index.fetch_add(1, std::memory_order_relaxed);
+    s->next_range = (static_cast<uint64_t>(s->index) << 40) | 1;
+    Block* b = new_block();
+    if (!b) {
+        std::free(mem);
+        return nullptr;
+    }
+    s->tail = b;
+    s->head = b;
+    pthread_setspecific(g_exit_key, s);
+    // Publish: the writer sees a stream whose first block is in place.
+    ThreadStream* old = g_streams.load(std::memory_order_relaxed);
+    do {
+        s->next_stream = old;
+    } while (!g_streams.compare_exchange_weak(old, s, std::memory_order_release, std::memory_order_relaxed));
+    t_stream = s;
+    return s;
+}
+
+uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept {
+    if (bytes > kBlockBytes) {
+        s->dropped.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
+    }
+    Block* b = new_block();
+    if (!b) {
+        s->dropped.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
+    }
+    Block* old = s->tail;
+    s->tail = b;
+    s->pos = 0;
+    // `committed` of the old block is already final (commit() stores it after every event).
+    old->next.store(b, std::memory_order_release);
+    return b->data;
+}
+
+ThreadStream* streams() noexcept { return g_streams.load(std::memory_order_acquire); }
+
+void reset_after_fork() noexcept {
+    // Only the forking thread exists in the child. Its stream, and every other, belong to the parent's
+    // writer: leak them and start again. The depth of the forking thread restarts at 0.
+    g_streams.store(nullptr, std::memory_order_relaxed);
+    g_bytes_in_flight.store(0, std::memory_order_relaxed);
+    new (&g_pool_mutex) std::mutex();  // may have been held by a thread that does not exist here
+    if (t_stream) pthread_setspecific(g_exit_key, nullptr);  // the key exists once a stream was made
+    t_stream = nullptr;
+}
+
+}  // namespace gprof::collector::nvtx

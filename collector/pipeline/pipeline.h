@@ -1,0 +1,168 @@
+// Pipeline: the one place where records reach the trace file.
+//
+// It owns the single TraceWriter (which is not thread-safe) and one background writer thread. Every other
+// thread only *posts*: CUPTI's buffer-completed callback hands over whole activity buffers, any thread posts
+// metadata (status, CUDA info, devices, capture markers, dropped counts, thread names, modules). The writer
+// thread turns them into records, runs the periodic hooks (NVTX drain, CUPTI periodic flush) every flush
+// period and writes the open chunk, so a SIGKILL loses at most about one period.
+//
+// Threading contract
+//   - post_*() and submit_activity_buffer(): any thread, any time after start(), including from inside CUPTI
+//     callbacks. They take a short internal mutex that is never held while calling out (into CUPTI, hooks or
+//     the translator), so CUPTI's own lock can never be taken inside it (no ABBA, kineto documents one with CUPTI's internal lock).
+//   - Everything given a TraceWriter& (hooks, the activity consumer) runs on the writer thread only.
+//   - flush_from_signal_handler(): async-signal-safe, any thread.
+//   - None of the functions throws.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "gprof/trace/header.h"
+#include "gprof/trace/records.h"
+#include "gprof/trace/writer.h"
+
+namespace gprof::collector {
+
+// Device properties as the CUPTI side learns them (strings are interned by the writer thread).
+struct DeviceInfo {
+    uint32_t id = 0;
+    std::string name;
+    uint32_t cc_major = 0, cc_minor = 0;
+    uint32_t sm_count = 0;
+    uint64_t global_memory_bytes = 0;
+    std::string uuid;  // "GPU-xxxxxxxx-...", empty when unknown
+};
+
+struct CudaVersions {
+    uint32_t driver_version = 0;
+    uint32_t runtime_version = 0;
+    uint32_t cupti_api_version = 0;
+    std::string cupti_library;  // path of the libcupti that was loaded
+};
+
+// A loaded object, for symbolisation outside the target.
+struct ModuleInfo {
+    uint64_t base = 0;
+    uint64_t size = 0;
+    uint64_t file_offset = 0;
+    std::string path;
+    uint32_t build_id_size = 0;
+    uint8_t build_id[trace::kMaxBuildIdBytes] = {};
+};
+
+// Consumes one completed CUPTI activity buffer on the writer thread: encodes its records into `writer`
+// (the CUPTI side's translate_activity_buffer) and then gives the buffer back to its pool. Installed by the
+// session before CUPTI can complete a buffer. Without a consumer, submitted buffers are counted as dropped
+// (DropSource::CollectorQueue) and freed with std::free.
+struct ActivityConsumer {
+    // Returns the number of records written (for statistics only).
+    size_t (*consume)(void* ctx, const uint8_t* buffer, size_t valid_size, trace::TraceWriter& writer) = nullptr;
+    void (*release)(void* ctx, uint8_t* buffer) = nullptr;
+    void* ctx = nullptr;
+};
+
+// Runs on the writer thread at every flush period, and once more with final = true inside finish().
+using PeriodicHook = void (*)(void* ctx, trace::TraceWriter& writer, bool final);
+
+class Pipeline {
+public:
+    struct Options {
+        uint32_t flush_ms = 100;          // period of the background flush (config clamps it to 10..200)
+        size_t chunk_bytes = 256 * 1024;  // TraceWriter chunk payload
+    };
+
+    Pipeline();
+    ~Pipeline();  // finish()es if still running
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    // Takes ownership of fd, writes the header and starts the writer thread. False (fd closed) on failure.
+    bool start(int fd, const trace::HeaderInfo& header, const Options& options);
+    bool running() const { return running_.load(std::memory_order_acquire); }
+
+    // ---- wiring (before or after start) ----
+    void set_activity_consumer(const ActivityConsumer& consumer);
+    void add_periodic_hook(PeriodicHook hook, void* ctx);
+
+    // ---- any thread ----
+    // CUPTI's buffer-completed callback: the buffer is owned by the pipeline until the consumer releases it.
+    // buffer may be null or valid_size 0 (then it is only released).
+    void submit_activity_buffer(uint8_t* buffer, size_t valid_size);
+
+    void post_status(trace::Component component, trace::StatusLevel level, int32_t code, std::string_view message);
+    void post_cuda_info(const CudaVersions& versions);
+    void post_device(const DeviceInfo& device);
+    // timestamp 0 = now (trace clock).
+    void post_capture(trace::CaptureAction action, trace::CaptureReason reason, trace::Timestamp timestamp = 0);
+    void post_dropped(trace::DropSource source, uint64_t count, uint32_t context = 0, uint32_t stream = 0);
+    void post_thread_name(uint64_t tid, std::string_view name);
+    void post_module(const ModuleInfo& module);
+    void post_backtrace(const trace::Backtrace& backtrace);
+    // Anything else: fn runs on the writer thread with the writer (allocates; not for hot paths).
+    void post(std::function<void(trace::TraceWriter&)> fn);
+
+    // Wakes the writer thread and waits until everything posted before this call, plus a run of the hooks,
+    // is written to the file. False on timeout or when not running.
+    bool flush(std::chrono::milliseconds timeout);
+
+    // Drains everything, runs the hooks with final = true, writes the End record and joins the writer
+    // thread. Idempotent. Must not be called from the writer thread or a hook.
+    void finish();
+
+    // Async-signal-safe: writes the writer's open chunk (records already encoded). Nothing else.
+    void flush_from_signal_handler() noexcept;
+
+    // In a forked child: this pipeline belongs to the parent (its thread does not exist here, its chunk
+    // holds the parent's records). Closes the descriptor without writing anything; the object becomes inert
+    // and must be leaked or destroyed without further use.
+    void abandon_after_fork() noexcept;
+
+    // Statistics (approximate while running).
+    uint64_t activity_buffers() const { return activity_buffers_.load(std::memory_order_relaxed); }
+    uint64_t activity_records() const { return activity_records_.load(std::memory_order_relaxed); }
+
+    // The writer thread's kernel tid (0 before start): the collector's own thread, excluded from NVTX.
+    uint64_t writer_tid() const { return writer_tid_.load(std::memory_order_relaxed); }
+
+private:
+    struct Message;
+    void enqueue(Message&& m);
+    void run();
+    void drain_queue(std::deque<Message>& batch);
+    void handle(Message& m);
+    void run_hooks(bool final);
+
+    trace::TraceWriter writer_;
+    Options options_;
+    std::thread thread_;
+    std::atomic<bool> running_{false};
+    std::atomic<bool> abandoned_{false};
+    std::atomic<uint64_t> writer_tid_{0};
+
+    std::mutex mutex_;                  // guards queue_, stop_, flush counters, consumer_, hooks_
+    std::condition_variable wake_;      // writer thread waits here
+    std::condition_variable flushed_;   // flush() waits here
+    std::deque<Message>* queue_ = nullptr;
+    bool stop_ = false;
+    uint64_t flush_requested_ = 0;
+    uint64_t flush_done_ = 0;
+    ActivityConsumer consumer_;
+    std::vector<std::pair<PeriodicHook, void*>> hooks_;
+    bool finished_ = false;
+
+    std::atomic<uint64_t> activity_buffers_{0};
+    std::atomic<uint64_t> activity_records_{0};
+};
+
+}  // namespace gprof::collector

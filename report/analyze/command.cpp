@@ -1,0 +1,92 @@
+// `gprof-report analyze RUN`: bottleneck verdict, idle gaps, findings and the step view.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyze/analysis.h"
+#include "cli/subcommands.h"
+#include "output/table.h"
+
+namespace gprof::report {
+
+namespace {
+
+struct AnalyzeArgs {
+    std::vector<std::string> inputs;
+    std::string format = "table";
+    std::string output;
+    std::string step_range;
+    double batch_size = 0;
+    size_t gaps = 5;
+};
+
+int run_analyze(const AnalyzeArgs& args) {
+    OutputFormat format;
+    try {
+        format = parse_format(args.format);
+        if (format == OutputFormat::Csv) throw std::invalid_argument("analyze has no csv form; use table, markdown or json");
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        return 2;
+    }
+    std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
+    Run run;
+    try {
+        run = load_run(inputs);
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        return 2;
+    }
+    if (run.processes.empty()) {
+        std::cerr << "gprof-report analyze: no readable trace in the input";
+        for (const auto& w : run.warnings) std::cerr << "\n  " << w;
+        std::cerr << "\n";
+        return 2;
+    }
+    AnalysisOptions opt;
+    opt.step_pattern = args.step_range;
+    if (args.batch_size > 0) opt.batch_size = args.batch_size;
+    opt.max_gaps = args.gaps;
+    AnalysisResult a;
+    try {
+        a = analyze_run(run, opt);
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        return 2;
+    }
+    std::ofstream file;
+    if (!args.output.empty()) {
+        file.open(args.output);
+        if (!file) {
+            std::cerr << "gprof-report analyze: cannot write " << args.output << "\n";
+            return 2;
+        }
+    }
+    std::ostream& out = args.output.empty() ? std::cout : file;
+    switch (format) {
+        case OutputFormat::Json: out << analysis_to_json(a).dump(2) << "\n"; break;
+        case OutputFormat::Markdown: render_analysis_markdown(a, out); break;
+        default: render_analysis_table(a, out); break;
+    }
+    return 0;
+}
+
+}  // namespace
+
+void register_analyze_command(CLI::App& app, int* exit_code) {
+    auto* cmd = app.add_subcommand("analyze", "Bottleneck verdict, GPU idle gaps, findings and per-step view");
+    auto args = std::make_shared<AnalyzeArgs>();
+    cmd->add_option("run", args->inputs, "Run directory or trace files")->required();
+    cmd->add_option("--format", args->format, "table, markdown or json")->capture_default_str();
+    cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+    cmd->add_option("--step-range", args->step_range,
+                    "NVTX range name or regex (whole name, case-insensitive) marking one step; default: step, "
+                    "iteration, ProfileStep, ProfilerStep, train_step");
+    cmd->add_option("--batch-size", args->batch_size, "Items per step: report throughput (IPS)");
+    cmd->add_option("--gaps", args->gaps, "How many of the largest GPU idle gaps to list")->capture_default_str();
+    cmd->callback([args, exit_code] { *exit_code = run_analyze(*args); });
+}
+
+}  // namespace gprof::report

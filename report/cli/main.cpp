@@ -1,0 +1,169 @@
+// gprof-report: turns gprof-run traces into summaries (nvprof/nsys layouts), tables for CI, and Chrome timelines.
+//
+//   gprof-report [REPORT...] [--format table|csv|json|markdown] [-o FILE] [filters] RUN_DIR_OR_TRACES...
+//   gprof-report timeline [-o out.json] [--gzip] [filters] RUN_DIR_OR_TRACES...
+//   gprof-report diff ... / analyze ...   (report/diff/, report/analyze/)
+//
+// Exit status: 0 ok, 2 usage or input error (diff adds 1 = regression).
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "reports/reports.h"
+#include "cli/subcommands.h"
+#include "timeline/timeline.h"
+#include "gprof/version.h"
+
+namespace fs = std::filesystem;
+using namespace gprof::report;
+
+namespace {
+
+struct FilterArgs {
+    std::vector<int64_t> pids;
+    std::vector<uint32_t> devices;
+    std::string time_range;
+    std::string kernel_filter;
+
+    void add_to(CLI::App* app) {
+        app->add_option("--process", pids, "Only these processes (PID; repeatable)");
+        app->add_option("--device", devices, "Only GPU work of these devices (repeatable)");
+        app->add_option("--time-range", time_range,
+                        "Only records overlapping A:B on the run axis (ns since the session start; units ns/us/ms/s, "
+                        "either side may be empty: 2s:, :500ms)");
+        app->add_option("--kernel-filter", kernel_filter, "Only kernels whose name matches this ECMAScript regex");
+    }
+    Filter build() const {
+        Filter f;
+        f.pids = pids;
+        f.devices = devices;
+        if (!time_range.empty()) parse_time_range(time_range, f);
+        if (!kernel_filter.empty()) {
+            try {
+                std::regex re(kernel_filter, std::regex::ECMAScript);
+            } catch (const std::regex_error& e) {
+                throw std::invalid_argument("--kernel-filter '" + kernel_filter + "' is not a valid regex: " + e.what());
+            }
+            f.kernel_regex = kernel_filter;
+        }
+        return f;
+    }
+};
+
+int fail(const std::string& message) {
+    std::cerr << "gprof-report: error: " << message << '\n';
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"gprof-report " GPROF_VERSION
+                 ": summaries, nsys-style reports and Chrome timelines from gprof-run traces"};
+    app.set_version_flag("--version", "gprof-report " GPROF_VERSION);
+    int exit_code = 0;
+
+    // Main command: reports.
+    std::vector<std::string> positionals;
+    std::string format = "table", output, timeunit = "ns";
+    FilterArgs filters;
+    std::string names;
+    for (const auto& n : report_names()) names += (names.empty() ? "" : ", ") + n;
+    app.add_option("args", positionals, "Reports (" + names + "; default summary) then run directories or trace files");
+    app.add_option("--format", format, "table, csv, json or markdown")->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
+    app.add_option("-o,--output", output, "Write to FILE instead of standard output");
+    app.add_option("--timeunit", timeunit, "Time unit of table/csv/markdown time columns (json is always ns)")
+        ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+    bool ignore_damage = false;
+    app.add_flag("--ignore-damage", ignore_damage,
+                 "Exit 0 even when a trace is cut, corrupt or unreadable (the report shows what was intact)");
+    filters.add_to(&app);
+
+    // timeline subcommand.
+    auto* tl = app.add_subcommand("timeline", "Chrome Trace Event JSON of a run (open in ui.perfetto.dev)");
+    std::vector<std::string> tl_inputs;
+    std::string tl_output;
+    bool tl_gzip = false;
+    FilterArgs tl_filters;
+    tl->add_option("inputs", tl_inputs, "Run directories or trace files")->required();
+    tl->add_option("-o,--output", tl_output, "Output file (default: timeline.json, or timeline.json.gz with --gzip)");
+    tl->add_flag("--gzip", tl_gzip, "Write gzip-compressed JSON (Perfetto reads it directly)");
+    bool tl_no_analysis = false;
+    tl->add_flag("--no-analysis", tl_no_analysis, "Leave out the analysis track (verdict, idle gaps, findings)");
+    tl_filters.add_to(tl);
+
+    register_diff_command(app, &exit_code);
+    register_analyze_command(app, &exit_code);
+    app.require_subcommand(0, 1);
+
+    // Long runs show progress, on a terminal only: never in redirected output or CI logs.
+    if (::isatty(STDERR_FILENO)) {
+        set_progress_hook([](const fs::path& trace, uint64_t records, bool finished) {
+            std::cerr << "\rgprof-report: " << trace.filename().string() << ": "
+                      << format_fixed(static_cast<double>(records) / 1e6, 1) << "M records" << (finished ? " read\n" : "...")
+                      << std::flush;
+        });
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+
+    try {
+        if (tl->parsed()) {
+            Filter f = tl_filters.build();
+            LoadOptions lo;
+            lo.filter = f;
+            std::vector<fs::path> in(tl_inputs.begin(), tl_inputs.end());
+            Run run = load_run(in, lo);
+            for (const auto& w : run.all_warnings()) std::cerr << "gprof-report: warning: " << w << '\n';
+            if (run.processes.empty() && f.pids.empty()) return fail("no readable trace among the inputs");
+            fs::path out = tl_output.empty() ? fs::path(tl_gzip ? "timeline.json.gz" : "timeline.json") : fs::path(tl_output);
+            TimelineOptions to;
+            to.gzip = tl_gzip;
+            to.analysis_track = !tl_no_analysis;
+            TimelineStats st = write_timeline(run, out, to);
+            for (const auto& w : st.warnings) std::cerr << "gprof-report: warning: " << w << '\n';
+            std::cerr << "gprof-report: wrote " << out.string() << " (" << st.events << " events, "
+                      << format_fixed(static_cast<double>(st.file_bytes) / 1e6, 1) << " MB)\n";
+            return 0;
+        }
+        for (auto* sub : app.get_subcommands())
+            if (sub->get_name() == "diff" || sub->get_name() == "analyze") return exit_code;
+
+        // Split positionals: report names first; everything else is an input. A path that exists wins over a
+        // report name, so a run directory called "summary" still works.
+        ReportOptions ro;
+        std::vector<fs::path> inputs;
+        for (const auto& p : positionals) {
+            std::error_code ec;
+            if (is_report_name(p) && !fs::exists(p, ec)) ro.reports.push_back(p);
+            else inputs.emplace_back(p);
+        }
+        if (inputs.empty()) return fail("no run directory or trace given (try --help)");
+        ro.format = parse_format(format);
+        ro.time_unit = parse_time_unit(timeunit);
+        ro.filter = filters.build();
+        ro.ignore_damage = ignore_damage;
+        auto traces = expand_inputs(inputs);
+        if (output.empty()) return run_reports(traces, ro, std::cout, std::cerr);
+        std::ofstream f(output, std::ios::binary | std::ios::trunc);
+        if (!f) return fail("cannot write '" + output + "'");
+        int rc = run_reports(traces, ro, f, std::cerr);
+        f.close();
+        if (!f) return fail("cannot write '" + output + "' (disk full?)");
+        return rc;
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+}

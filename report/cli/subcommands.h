@@ -1,0 +1,13 @@
+// Subcommands of gprof-report implemented outside the main report code. The CLI main
+// (report/cli/main.cpp) registers each; a callback stores its exit status in *exit_code
+// (0 ok, 1 regression found (diff), 2 usage or input error).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gprof::report {
+
+void register_diff_command(CLI::App& app, int* exit_code);     // report/diff/
+void register_analyze_command(CLI::App& app, int* exit_code);  // report/analyze/
+
+}  // namespace gprof::report

@@ -1,0 +1,151 @@
+// finish_run(): what gprof-run does once the app has ended. Shares every piece with gprof-report, so the summary
+// printed at the end of a run and `gprof-report summary RUN` never disagree.
+#include "end_of_run/end_of_run.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "analyze/analysis.h"
+#include "model/aggregate.h"
+#include "model/model.h"
+#include "reports/reports.h"
+#include "timeline/timeline.h"
+
+
+namespace gprof::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// O_EXCL|O_NOFOLLOW, mode 0600: false (errno set) if the file exists, is a symlink, or cannot be written whole.
+bool write_new_file(const fs::path& path, const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = errno;
+            ::close(fd);
+            errno = e ? e : EIO;
+            return false;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return ::close(fd) == 0;
+}
+
+constexpr size_t kBriefRows = 10;  // per section in the brief summary; summary.txt always has them all
+
+}  // namespace
+
+EndOfRunResult finish_run(const EndOfRunOptions& options) {
+    EndOfRunResult result;
+    try {
+        result.traces = find_traces(options.run_dir);
+        if (result.traces.empty()) {
+            std::string w = "no trace was written in " + options.run_dir.string() +
+                            " (the collector did not load, or the program exited before it started)";
+            result.warnings.push_back(w);
+            if (options.summary != SummaryMode::None && options.summary_out)
+                *options.summary_out << "gprof-run: " << w << '\n';
+            return result;
+        }
+        Filter filter;
+        filter.kernel_regex = options.kernel_filter;
+        AggregateOptions ao;
+        ao.filter = filter;
+        Aggregate agg = aggregate_run(result.traces, ao);
+        result.warnings = agg.warnings;
+        // Why CUDA activity may be missing: the collector's warning/error Status records, per process.
+        for (const auto& p : agg.processes)
+            for (const auto& line : p.status_lines)
+                if (line.find(" info: ") == std::string::npos)
+                    result.warnings.push_back(trace_label(p.path) + ": " + line);
+
+        // The full model serves the timeline and the analysis section.
+        std::optional<Run> run;
+        {
+            LoadOptions lo;
+            lo.filter = filter;
+            run = load_run({options.run_dir}, lo);
+        }
+
+        std::string analysis_text;
+        // The timeline's analysis track reuses the summary's analysis (one analyze_run per run, not two). When the
+        // analysis failed, the timeline is left to try again itself, so it reports the failure the same way.
+        TimelineOptions timeline_options;
+        std::optional<AnalysisResult> analysis;
+        std::vector<AnalysisSlice> analysis_slices;
+        try {
+            std::ostringstream a;
+            try {
+                analysis = analyze_run(*run, {});  // print_analysis_section(const Run&)'s options
+            } catch (const std::exception& e) {
+                a << "Analysis: not available (" << e.what() << ")\n";
+            }
+            if (analysis) print_analysis_section(*analysis, a);
+            analysis_text = a.str();
+        } catch (const std::exception& e) {
+            result.warnings.push_back(std::string("analysis section left out: ") + e.what());
+        }
+        if (analysis && options.timeline_path) {
+            try {
+                analysis_slices = analysis_timeline_slices(*analysis);
+                timeline_options.analysis_slices = &analysis_slices;
+            } catch (const std::exception&) {
+                // left to write_timeline, which reports it as "analysis track left out"
+            }
+        }
+        if (options.summary != SummaryMode::None && options.summary_out) {
+            bool full = options.summary == SummaryMode::Full;
+            print_summary_text(agg, full, full ? 0 : kBriefRows, *options.summary_out);
+            *options.summary_out << analysis_text;
+            options.summary_out->flush();
+        }
+        if (options.write_summary_file) {
+            // Inside the run directory gprof-run made (0700): created exclusively, 0600, never through a symlink.
+            fs::path file = options.run_dir / "summary.txt";
+            std::ostringstream text;
+            print_summary_text(agg, true, 0, text);
+            text << analysis_text;
+            if (write_new_file(file, text.str())) result.summary_file = file;
+            else {
+                result.warnings.push_back("cannot write " + file.string() + ": " + std::strerror(errno));
+                result.ok = false;
+            }
+        }
+        if (options.timeline_path) {
+            try {
+                timeline_options.create_exclusive = true;
+                TimelineStats st = write_timeline(*run, *options.timeline_path, timeline_options);
+                result.timeline = *options.timeline_path;
+                for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
+            } catch (const std::exception& e) {
+                result.warnings.push_back(std::string("timeline not written: ") + e.what());
+                result.ok = false;
+            }
+        }
+    } catch (const std::exception& e) {
+        result.warnings.push_back(std::string("end-of-run report failed: ") + e.what());
+        result.ok = false;
+    } catch (...) {
+        result.warnings.push_back("end-of-run report failed (unknown error)");
+        result.ok = false;
+    }
+    return result;
+}
+
+}  // namespace gprof::report

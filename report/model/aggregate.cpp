@@ -1,0 +1,638 @@
+#include "model/aggregate.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <unordered_map>
+
+#include "gprof/trace/names.h"
+
+namespace gprof::report {
+
+using namespace gprof::trace;
+
+namespace {
+
+// Count, total, min, max, mean, median and stddev of v[0, n); reorders v. One definition for 32- and 64-bit
+// values: the selection permutes both alike, so the stddev sums in the same order and the results are identical.
+template <class T> Stats stats_of(T* v, size_t n) {
+    Stats s;
+    if (n == 0) return s;
+    s.count = n;
+    long double sum = 0;
+    T mn = v[0], mx = v[0];
+    for (size_t i = 0; i < n; ++i) {
+        T x = v[i];
+        sum += x;
+        mn = std::min(mn, x);
+        mx = std::max(mx, x);
+    }
+    s.total = static_cast<uint64_t>(sum);
+    s.min = mn;
+    s.max = mx;
+    s.mean = static_cast<double>(sum / n);
+    // Median by selection: O(n), where a full sort of 10 M durations would dominate the summary's time.
+    std::nth_element(v, v + n / 2, v + n);
+    double upper = static_cast<double>(v[n / 2]);
+    if (n % 2) {
+        s.median = upper;
+    } else {
+        double lower = static_cast<double>(*std::max_element(v, v + n / 2));
+        s.median = (lower + upper) / 2.0;
+    }
+    if (n > 1) {
+        long double sq = 0;
+        for (size_t i = 0; i < n; ++i) {
+            long double d = v[i] - static_cast<long double>(s.mean);
+            sq += d * d;
+        }
+        s.stddev = static_cast<double>(std::sqrt(sq / (n - 1)));
+    }
+    return s;
+}
+
+// ----- compact storage ----------------------------------------------------------------------------------------
+// A 10 M-record summary keeps ~10 M durations and ~5 M call/op entries while it reads. Faulting that memory in
+// was a third of the summary's time, and growing std::vectors copied it again: values are kept in 32 bits where
+// they fit, and large buffers are anonymous mappings that grow with mremap (no copy). (Transparent huge pages
+// were tried: no faster on the 2-core VM, with more variance and a larger RSS.)
+
+constexpr size_t kPage = size_t(2) << 20;      // mapped buffers grow in these steps
+constexpr size_t kMapBytes = size_t(4) << 20;  // smaller buffers stay on the heap
+
+// A growable array of trivially copyable values (push_back, index, sort in place).
+template <class T> class PodBuf {
+    static_assert(std::is_trivially_copyable_v<T>);
+
+public:
+    PodBuf() = default;
+    PodBuf(const PodBuf&) = delete;
+    PodBuf& operator=(const PodBuf&) = delete;
+    PodBuf(PodBuf&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_), mapped_(o.mapped_) { o.forget(); }
+    PodBuf& operator=(PodBuf&& o) noexcept {
+        if (this != &o) {
+            release();
+            p_ = o.p_, n_ = o.n_, cap_ = o.cap_, mapped_ = o.mapped_;
+            o.forget();
+        }
+        return *this;
+    }
+    ~PodBuf() { release(); }
+
+    void push_back(const T& v) {
+        if (n_ == cap_) grow(n_ + 1);
+        p_[n_++] = v;
+    }
+    void reserve(size_t n) {
+        if (n > cap_) grow(n);
+    }
+    void assign(size_t n, const T& v) {
+        n_ = 0;
+        reserve(n);
+        std::fill(p_, p_ + n, v);
+        n_ = n;
+    }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    T* begin() { return p_; }
+    T* end() { return p_ + n_; }
+    const T* begin() const { return p_; }
+    const T* end() const { return p_ + n_; }
+    T& operator[](size_t i) { return p_[i]; }
+    const T& operator[](size_t i) const { return p_[i]; }
+    void release() {
+        if (p_) {
+            if (mapped_) ::munmap(p_, cap_ * sizeof(T));
+            else std::free(p_);
+        }
+        forget();
+    }
+
+private:
+    void forget() {
+        p_ = nullptr;
+        n_ = cap_ = 0;
+        mapped_ = false;
+    }
+    void grow(size_t need) {
+        size_t cap = std::max(need, cap_ ? cap_ + cap_ / 2 : size_t(16));
+        size_t bytes = cap * sizeof(T);
+        if (bytes < kMapBytes) {
+            void* q = std::realloc(p_, bytes);
+            if (!q) throw std::bad_alloc();
+            p_ = static_cast<T*>(q);
+            cap_ = cap;
+            return;
+        }
+        bytes = (bytes + kPage - 1) & ~(kPage - 1);
+        void* q;
+        if (mapped_) {
+            q = ::mremap(p_, cap_ * sizeof(T), bytes, MREMAP_MAYMOVE);
+            if (q == MAP_FAILED) throw std::bad_alloc();
+        } else {
+            q = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (q == MAP_FAILED) throw std::bad_alloc();
+            if (n_) std::memcpy(q, p_, n_ * sizeof(T));
+            std::free(p_);
+            mapped_ = true;
+        }
+        p_ = static_cast<T*>(q);
+        cap_ = bytes / sizeof(T);
+    }
+
+    T* p_ = nullptr;
+    size_t n_ = 0, cap_ = 0;
+    bool mapped_ = false;
+};
+
+// Durations (or sizes) in arrival order: 32 bits each until one does not fit, then 64.
+class ValueList {
+public:
+    void push(uint64_t v) {
+        if (!wide_) {
+            if (v <= UINT32_MAX) {
+                narrow_.push_back(static_cast<uint32_t>(v));
+                return;
+            }
+            widen();
+        }
+        wide_values_.push_back(v);
+    }
+    size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
+    bool empty() const { return size() == 0; }
+    Stats stats() {
+        return wide_ ? stats_of(wide_values_.begin(), wide_values_.size()) : stats_of(narrow_.begin(), narrow_.size());
+    }
+    void append_to(std::vector<uint64_t>& out) const {
+        size_t n = size();
+        if (out.empty()) out.reserve(n);
+        if (wide_) out.insert(out.end(), wide_values_.begin(), wide_values_.end());
+        else out.insert(out.end(), narrow_.begin(), narrow_.end());
+    }
+    void release() {
+        narrow_.release();
+        wide_values_.release();
+        wide_ = false;
+    }
+
+private:
+    void widen() {
+        wide_values_.reserve(narrow_.size() + 1);
+        for (uint32_t x : narrow_) wide_values_.push_back(x);
+        narrow_.release();
+        wide_ = true;
+    }
+    PodBuf<uint32_t> narrow_;
+    PodBuf<uint64_t> wide_values_;
+    bool wide_ = false;
+};
+
+// Key id -> values, with a small direct-mapped cache in front of the hash map (a range holds few keys).
+struct KeyedValues {
+    std::unordered_map<uint32_t, ValueList> map;
+    std::pair<uint32_t, ValueList*> cache[16] = {};  // key ids start at 1: {0, nullptr} is an empty slot
+    ValueList& operator[](uint32_t key) {
+        auto& c = cache[key & 15];
+        if (c.first == key) return *c.second;
+        ValueList* l = &map[key];  // unordered_map never moves its elements
+        c = {key, l};
+        return *l;
+    }
+};
+
+}  // namespace
+
+Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size()); }
+
+std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
+    std::vector<std::pair<uint64_t, const KeyData*>> tmp;
+    for (const auto& k : keys)
+        if (k.category == c) tmp.emplace_back(k.time_stats.total, &k);
+    std::sort(tmp.begin(), tmp.end(), [](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first > b.first;
+        return a.second->name < b.second->name;
+    });
+    std::vector<const KeyData*> out;
+    for (auto& t : tmp) out.push_back(t.second);
+    return out;
+}
+
+size_t Aggregate::damaged_traces() const {
+    size_t n = unreadable_traces;
+    for (const auto& p : processes)
+        if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++n;
+    return n;
+}
+
+std::string memop_row_name(MemcpyKind kind) { return "[CUDA memcpy " + std::string(memcpy_kind_name(kind)) + "]"; }
+
+std::string memop_nsys_name(MemcpyKind kind) {
+    switch (kind) {
+        case MemcpyKind::HtoD: return "[CUDA memcpy Host-to-Device]";
+        case MemcpyKind::DtoH: return "[CUDA memcpy Device-to-Host]";
+        case MemcpyKind::DtoD: return "[CUDA memcpy Device-to-Device]";
+        case MemcpyKind::HtoH: return "[CUDA memcpy Host-to-Host]";
+        case MemcpyKind::PtoP: return "[CUDA memcpy Peer-to-Peer]";
+        default: return memop_row_name(kind);
+    }
+}
+
+namespace {
+
+// What the NVTX block needs of an API call (per thread) and of a GPU op (duration: UINT32_MAX = see long_gpu_).
+struct ApiLite {
+    Timestamp start, end;
+    uint32_t correlation;
+    uint32_t key;
+};
+struct ThreadApis {
+    uint64_t tid = 0;
+    PodBuf<ApiLite> calls;
+};
+struct GpuLite {
+    uint32_t correlation;
+    uint32_t key;
+    uint32_t duration;
+};
+
+class Aggregator {
+public:
+    Aggregator(Aggregate& out, const AggregateOptions& opt) : out_(out), opt_(opt) {}
+
+    void begin(const StreamContext& ctx) {
+        ctx_ = ctx;
+        api_key_.clear();
+        kernel_key_.clear();
+        std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
+        memset_key_ = 0;
+        release_calls();
+        if (opt_.nvtx_detail) {
+            // Reserving is address space only until touched.
+            gpus_.reserve(static_cast<size_t>(ctx.reader->stats().file_bytes / 24));
+        }
+        ranges_.clear();
+        ProcessInfo p;
+        p.path = ctx.reader->path();
+        p.header = ctx.reader->header();
+        out_.processes.push_back(std::move(p));
+        first_ = last_ = 0;
+    }
+
+    void record(const Record& r) {
+        ProcessInfo& p = out_.processes.back();
+        ++p.records;
+        switch (r.kind) {
+            case RecordKind::ApiCall: {
+                uint32_t k = key_for(api_key_, r.api.name, KeyCategory::Api);
+                push_duration(k, r.api.start, r.api.end);
+                if (opt_.nvtx_detail) thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
+                break;
+            }
+            case RecordKind::Kernel: {
+                uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
+                push_duration(k, r.kernel.start, r.kernel.end);
+                if (opt_.nvtx_detail) push_gpu(r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end));
+                break;
+            }
+            case RecordKind::Memcpy: {
+                auto idx = static_cast<uint8_t>(r.memcpy.copy_kind);
+                if (idx > 15) idx = 0;
+                uint32_t& slot = memcpy_key_[idx];
+                if (!slot) slot = memop_key(memop_row_name(r.memcpy.copy_kind), memop_nsys_name(r.memcpy.copy_kind),
+                                            KeyCategory::Memcpy);
+                push_duration(slot, r.memcpy.start, r.memcpy.end);
+                values_[slot - 1].bytes.push(r.memcpy.bytes);
+                if (opt_.nvtx_detail) push_gpu(r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end));
+                break;
+            }
+            case RecordKind::Memset: {
+                if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
+                push_duration(memset_key_, r.memset.start, r.memset.end);
+                values_[memset_key_ - 1].bytes.push(r.memset.bytes);
+                if (opt_.nvtx_detail) push_gpu(r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end));
+                break;
+            }
+            case RecordKind::Nvtx:
+                if (r.nvtx.type != NvtxType::Mark) ranges_.push_back(r.nvtx);
+                widen(r.nvtx.start, r.nvtx.end);
+                break;
+            case RecordKind::Sync: widen(r.sync.start, r.sync.end); break;
+            case RecordKind::GraphLaunch: widen(r.graph_launch.start, r.graph_launch.end); break;
+            case RecordKind::Memory: widen(r.memory.timestamp, r.memory.timestamp); break;
+            case RecordKind::Device: {
+                DeviceInfo d;
+                d.pid = p.header.pid;
+                d.device = r.device;
+                d.name = std::string(ctx_.reader->string(r.device.name));
+                d.uuid = r.device.uuid ? std::string(ctx_.reader->string(r.device.uuid)) : std::string();
+                out_.devices.push_back(std::move(d));
+                break;
+            }
+            case RecordKind::Thread:
+                p.thread_names.push_back(std::to_string(r.thread.tid) + " " +
+                                         std::string(ctx_.reader->string(r.thread.name)));
+                break;
+            case RecordKind::Dropped: p.dropped += r.dropped.count; break;
+            case RecordKind::Status: {
+                std::string line = std::string(component_name(r.status.component)) + " " +
+                                   std::string(status_level_name(r.status.level)) + ": " +
+                                   std::string(ctx_.reader->string(r.status.message));
+                if (r.status.level != StatusLevel::Info) p.status_lines.insert(p.status_lines.begin(), line);
+                else p.status_lines.push_back(line);
+                break;
+            }
+            case RecordKind::End: p.complete = true; break;
+            default: break;
+        }
+    }
+
+    void end(const StreamContext& ctx) {
+        ProcessInfo& p = out_.processes.back();
+        if (first_) {
+            p.first_ns = ctx.to_run_ns(first_);
+            p.last_ns = ctx.to_run_ns(last_);
+        }
+        p.read_stats = ctx.reader->stats();
+        std::string label = trace_label(p.path);
+        for (const auto& w : ctx.reader->warnings()) out_.warnings.push_back(label + ": " + w);
+        if (p.dropped)
+            out_.warnings.push_back(label + ": " + std::to_string(p.dropped) +
+                                    " records were dropped while recording; totals under-count");
+        out_.records += p.records;
+        out_.dropped += p.dropped;
+        finish_nvtx_and_matching(p);
+        release_calls();
+        ranges_.clear();
+        ranges_.shrink_to_fit();
+    }
+
+private:
+    static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
+
+    PodBuf<ApiLite>& thread_calls(uint64_t tid) {
+        if (last_thread_ < apis_.size() && apis_[last_thread_].tid == tid) return apis_[last_thread_].calls;
+        auto it = api_thread_.find(tid);
+        if (it == api_thread_.end()) {
+            it = api_thread_.emplace(tid, static_cast<uint32_t>(apis_.size())).first;
+            apis_.emplace_back().tid = tid;
+        }
+        last_thread_ = it->second;
+        return apis_[last_thread_].calls;
+    }
+    void push_gpu(uint32_t correlation, uint32_t key, uint64_t duration) {
+        if (duration >= UINT32_MAX) {
+            long_gpu_[static_cast<uint32_t>(gpus_.size())] = duration;
+            duration = UINT32_MAX;
+        }
+        gpus_.push_back({correlation, key, static_cast<uint32_t>(duration)});
+    }
+    uint64_t gpu_duration(uint32_t i) const {
+        return gpus_[i].duration != UINT32_MAX ? gpus_[i].duration : long_gpu_.at(i);
+    }
+    void release_calls() {
+        apis_.clear();
+        api_thread_.clear();
+        last_thread_ = UINT32_MAX;
+        gpus_.release();
+        long_gpu_.clear();
+    }
+
+    void widen(Timestamp s, Timestamp e) {
+        if (!s) return;
+        if (!first_ || s < first_) first_ = s;
+        if (e > last_) last_ = e;
+        if (s > last_) last_ = s;
+    }
+
+    void push_duration(uint32_t key, Timestamp s, Timestamp e) {
+        widen(s, e);
+        values_[key - 1].durations.push(dur(s, e));
+    }
+
+    // Key index + 1 for a string id of this trace; keys are shared across traces by (category, name).
+    uint32_t key_for(std::vector<uint32_t>& cache, StringId id, KeyCategory c) {
+        if (id < cache.size() && cache[id]) return cache[id];
+        if (id >= cache.size()) cache.resize(id + 1, 0);
+        std::string name(ctx_.reader->string(id));
+        return cache[id] = global_key(name, c, "");
+    }
+    uint32_t memop_key(const std::string& name, const std::string& nsys, KeyCategory c) {
+        return global_key(name, c, nsys);
+    }
+    uint32_t global_key(const std::string& name, KeyCategory c, const std::string& memop) {
+        std::string k = std::to_string(static_cast<int>(c)) + '\x1f' + name;
+        auto it = index_.find(k);
+        if (it != index_.end()) return it->second;
+        KeyData d;
+        d.name = name;
+        d.category = c;
+        d.memop = memop;
+        out_.keys.push_back(std::move(d));
+        values_.emplace_back();
+        uint32_t id = static_cast<uint32_t>(out_.keys.size());
+        index_.emplace(std::move(k), id);
+        return id;
+    }
+
+    // After a trace: count GPU ops with no launching API call, and attribute work to NVTX ranges (nvprof's
+    // NVTX block: API calls on the range's thread inside its interval, and the GPU ops they launched).
+    void finish_nvtx_and_matching(const ProcessInfo& p) {
+        // Without the detail (reports other than summary) only the NVTX rows are needed.
+        const bool detail = opt_.nvtx_detail;
+        // Correlation -> GPU ops, and "has an API call": dense tables, because CUPTI correlation ids are small
+        // sequential integers per process (a binary search per op was a quarter of the summary's time). A trace
+        // with sparse ids falls back to sorted vectors.
+        uint32_t max_corr = 0;
+        size_t api_count = 0;
+        for (const auto& t : apis_) {
+            api_count += t.calls.size();
+            for (const auto& a : t.calls) max_corr = std::max(max_corr, a.correlation);
+        }
+        for (const auto& g : gpus_) max_corr = std::max(max_corr, g.correlation);
+        const bool dense = max_corr <= 4 * (api_count + gpus_.size()) + (1u << 20);
+        PodBuf<uint32_t> first_op, next_op;           // dense: head of a per-correlation list, and its links
+        std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // sparse: (correlation, index into gpus_)
+        if (!detail) {
+        } else if (dense) {
+            std::vector<bool> has_api(static_cast<size_t>(max_corr) + 1, false);
+            for (const auto& t : apis_)
+                for (const auto& a : t.calls) has_api[a.correlation] = true;
+            for (const auto& g : gpus_)
+                if (!has_api[g.correlation]) ++out_.unmatched_gpu_ops;
+        } else {
+            std::vector<uint32_t> corrs;
+            corrs.reserve(api_count);
+            for (const auto& t : apis_)
+                for (const auto& a : t.calls) corrs.push_back(a.correlation);
+            std::sort(corrs.begin(), corrs.end());
+            for (const auto& g : gpus_)
+                if (!std::binary_search(corrs.begin(), corrs.end(), g.correlation)) ++out_.unmatched_gpu_ops;
+        }
+        if (ranges_.empty()) return;
+        if (!detail) {
+        } else if (dense) {
+            first_op.assign(static_cast<size_t>(max_corr) + 1, UINT32_MAX);
+            next_op.assign(gpus_.size(), UINT32_MAX);
+            for (uint32_t i = static_cast<uint32_t>(gpus_.size()); i-- > 0;) {
+                next_op[i] = first_op[gpus_[i].correlation];
+                first_op[gpus_[i].correlation] = i;
+            }
+        } else {
+            gpu_by_corr.reserve(gpus_.size());
+            for (uint32_t i = 0; i < gpus_.size(); ++i) gpu_by_corr.emplace_back(gpus_[i].correlation, i);
+            std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
+        }
+        // One thread's calls usually arrive in order already: check in O(n) before paying for a sort.
+        auto by_start = [](const ApiLite& a, const ApiLite& b) { return a.start < b.start; };
+        for (auto& t : apis_)
+            if (!std::is_sorted(t.calls.begin(), t.calls.end(), by_start))
+                std::sort(t.calls.begin(), t.calls.end(), by_start);
+        std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
+        std::map<uint64_t, std::string> tnames;
+        for (const auto& t : p.thread_names) {
+            auto sp = t.find(' ');
+            tnames[std::stoull(t.substr(0, sp))] = t.substr(sp + 1);
+        }
+        std::sort(ranges_.begin(), ranges_.end(), [](const Nvtx& a, const Nvtx& b) {
+            return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
+        });
+        uint64_t unfinished = 0;
+        for (const auto& r : ranges_) {
+            if (r.end == 0 || r.end < r.start) {
+                ++unfinished;
+                continue;
+            }
+            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
+            std::string name(ctx_.reader->string(r.name));
+            auto key = std::make_tuple(r.tid, domain, name);
+            auto it = slot.find(key);
+            if (it == slot.end()) {
+                NvtxRangeSummary s;
+                s.pid = p.header.pid;
+                s.tid = r.tid;
+                s.thread_name = tnames.count(r.tid) ? tnames[r.tid] : std::string();
+                s.domain = domain;
+                s.name = name;
+                out_.nvtx_ranges.push_back(std::move(s));
+                it = slot.emplace(key, out_.nvtx_ranges.size() - 1).first;
+            }
+            NvtxRangeSummary& s = out_.nvtx_ranges[it->second];
+            s.durations.push_back(r.end - r.start);
+            if (work_.size() < out_.nvtx_ranges.size()) work_.resize(out_.nvtx_ranges.size());
+            auto& work = work_[it->second];
+            if (!detail) continue;
+            auto th = api_thread_.find(r.tid);
+            if (th == api_thread_.end()) continue;
+            const PodBuf<ApiLite>& calls = apis_[th->second].calls;
+            auto lo = std::lower_bound(calls.begin(), calls.end(), r.start,
+                                       [](const ApiLite& a, Timestamp t) { return a.start < t; });
+            for (auto a = lo; a != calls.end() && a->start < r.end; ++a) {
+                if (a->end > r.end) continue;
+                work.api[a->key].push(dur(a->start, a->end));
+                if (dense) {
+                    for (uint32_t g = first_op[a->correlation]; g != UINT32_MAX; g = next_op[g])
+                        work.gpu[gpus_[g].key].push(gpu_duration(g));
+                } else {
+                    auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
+                    for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g)
+                        work.gpu[gpus_[g->second].key].push(gpu_duration(g->second));
+                }
+            }
+        }
+        // Key ids -> names once per range, not once per call inside it.
+        for (size_t i = 0; i < work_.size(); ++i) {
+            auto& dst = out_.nvtx_ranges[i];
+            for (auto& [k, v] : work_[i].api.map) {
+                v.append_to(dst.api[out_.keys[k - 1].name]);
+                v.release();
+            }
+            for (auto& [k, v] : work_[i].gpu.map) {
+                v.append_to(dst.gpu[out_.keys[k - 1].name]);
+                v.release();
+            }
+        }
+        work_.clear();
+        // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
+        for (const auto& r : ranges_) {
+            if (r.end == 0 || r.end < r.start) continue;
+            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
+            std::string name = domain + ":" + std::string(ctx_.reader->string(r.name));
+            uint32_t k = global_key(name + '\x1e' + std::string(nvtx_type_name(r.type)), KeyCategory::Nvtx, "");
+            KeyData& kd = out_.keys[k - 1];
+            if (kd.nvtx_style.empty()) {
+                kd.nvtx_style = std::string(nvtx_type_name(r.type));
+                kd.name = name;
+            }
+            values_[k - 1].durations.push(r.end - r.start);
+        }
+        if (unfinished)
+            out_.warnings.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
+                                    " NVTX ranges never ended (left out of the NVTX statistics)");
+    }
+
+    Aggregate& out_;
+    const AggregateOptions& opt_;
+    StreamContext ctx_;
+    std::unordered_map<std::string, uint32_t> index_;
+    std::vector<uint32_t> api_key_, kernel_key_;
+    uint32_t memcpy_key_[16] = {};
+    uint32_t memset_key_ = 0;
+    std::vector<ThreadApis> apis_;                         // per thread, in arrival order until sorted
+    std::unordered_map<uint64_t, uint32_t> api_thread_;    // tid -> index in apis_
+    uint32_t last_thread_ = UINT32_MAX;
+    PodBuf<GpuLite> gpus_;
+    std::unordered_map<uint32_t, uint64_t> long_gpu_;      // index in gpus_ -> a duration of 2^32-1 ns or more
+    std::vector<Nvtx> ranges_;
+    struct RangeWork {
+        KeyedValues api, gpu;  // key id -> durations inside the range
+    };
+    std::vector<RangeWork> work_;  // per out_.nvtx_ranges index, for the trace being read
+    Timestamp first_ = 0, last_ = 0;
+
+public:
+    struct KeyValues {
+        ValueList durations, bytes;
+    };
+    std::vector<KeyValues> values_;  // per out_.keys index: every duration and size, until the stats are taken
+};
+
+}  // namespace
+
+Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options) {
+    Aggregate out;
+    Aggregator agg(out, options);
+    StreamCallbacks cb;
+    cb.begin = [&](const StreamContext& ctx) { agg.begin(ctx); };
+    cb.record = [&](const StreamContext&, const Record& r) { agg.record(r); };
+    cb.end = [&](const StreamContext& ctx) { agg.end(ctx); };
+    cb.unreadable = [&](const std::filesystem::path& path, const std::string& msg) {
+        ++out.unreadable_traces;
+        out.warnings.push_back(trace_label(path) + ": " + msg);
+    };
+    stream_run(traces, options.filter, cb);
+    bool any = false;
+    for (const auto& p : out.processes) {
+        if (p.first_ns == 0 && p.last_ns == 0) continue;
+        if (!any || p.first_ns < out.first_ns) out.first_ns = p.first_ns;
+        if (!any || p.last_ns > out.last_ns) out.last_ns = p.last_ns;
+        any = true;
+    }
+    std::stable_sort(out.processes.begin(), out.processes.end(),
+                     [](const ProcessInfo& a, const ProcessInfo& b) { return a.header.pid < b.header.pid; });
+    for (size_t i = 0; i < out.keys.size(); ++i) {
+        auto& v = agg.values_[i];
+        out.keys[i].time_stats = v.durations.stats();
+        v.durations.release();
+        out.keys[i].size_stats = v.bytes.stats();
+        v.bytes.release();
+    }
+    return out;
+}
+
+}  // namespace gprof::report

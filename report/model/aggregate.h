@@ -1,0 +1,99 @@
+// Streaming aggregation for the summary reports (summary, *_sum): one pass over the traces, keeping per key only
+// the durations (for median and stddev) and, for the NVTX block, a compact copy of API calls and GPU ops. This is
+// what keeps the summary of a 10 M-record trace well under 1 GB without building the full model.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace gprof::report {
+
+// Count / total / min / max / mean / median / stddev of a set of durations (or sizes).
+struct Stats {
+    uint64_t count = 0;
+    uint64_t total = 0;
+    uint64_t min = 0, max = 0;
+    double mean = 0, median = 0, stddev = 0;  // stddev: sample (n-1), 0 for one value, like nsys
+};
+Stats compute_stats(std::vector<uint64_t>& values);  // reorders values (selection, not a full sort)
+
+enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx };
+
+// One row of a summary: a name in a category, with the statistics of every duration seen and (memory ops) of
+// every size. The values themselves are kept only while aggregate_run reads (compactly, outside this struct).
+struct KeyData {
+    std::string name;          // kernel (mangled) name, API name, "[CUDA memcpy HtoD]", "[CUDA memset]", range
+    KeyCategory category = KeyCategory::Api;
+    std::string memop;         // memory ops: nsys operation name ("[CUDA memcpy Host-to-Device]")
+    std::string nvtx_style;    // NVTX: "PushPop" / "StartEnd"
+    Stats time_stats, size_stats;  // filled by aggregate_run once every trace is read
+    Stats time() const { return time_stats; }
+    Stats size() const { return size_stats; }
+};
+
+struct DeviceInfo {
+    int64_t pid = 0;
+    trace::Device device;
+    std::string name;
+    std::string uuid;
+};
+
+struct ProcessInfo {
+    std::filesystem::path path;
+    trace::TraceHeader header;
+    int64_t first_ns = 0, last_ns = 0;  // run axis; 0/0 when no timed record
+    uint64_t records = 0;               // records surfaced (after filters)
+    uint64_t dropped = 0;
+    bool complete = false;              // End record present
+    trace::ReadStats read_stats;        // damage counters (truncated / corrupt bytes)
+    std::vector<std::string> status_lines;  // "Cupti warning: CUPTI unavailable: ..." (level >= Warning first)
+    std::vector<std::string> thread_names;  // "tid name"
+};
+
+// NVTX block of the nvprof summary: a range with what happened inside it (on its thread).
+struct NvtxRangeSummary {
+    int64_t pid = 0;
+    uint64_t tid = 0;
+    std::string thread_name;
+    std::string domain;  // "" = default domain
+    std::string name;
+    std::vector<uint64_t> durations;               // the range's own instances
+    std::map<std::string, std::vector<uint64_t>> gpu;  // GPU op key -> durations inside the range
+    std::map<std::string, std::vector<uint64_t>> api;  // API name -> durations inside the range
+};
+
+struct Aggregate {
+    std::vector<ProcessInfo> processes;
+    std::vector<DeviceInfo> devices;
+    std::vector<KeyData> keys;  // every key of every category, unsorted
+    std::vector<NvtxRangeSummary> nvtx_ranges;
+    std::vector<std::string> warnings;  // unreadable files, damage, dropped records
+    int64_t first_ns = 0, last_ns = 0;  // run axis
+    uint64_t records = 0, dropped = 0;
+    uint64_t unmatched_gpu_ops = 0;     // GPU ops without a launching API call in the trace
+    size_t unreadable_traces = 0;       // files refused outright (not a trace, newer major version, ...)
+    // Traces that were damaged (cut or corrupt bytes) or could not be read: reports still show what is intact.
+    size_t damaged_traces() const;
+
+    std::vector<const KeyData*> of(KeyCategory c) const;  // sorted by total time, descending; ties by name
+};
+
+struct AggregateOptions {
+    Filter filter;
+    bool nvtx_detail = true;  // keep what the NVTX block needs (API calls and GPU ops per range)
+};
+
+// One pass over the traces. Never throws for damaged traces (they become warnings).
+Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options);
+
+// nvprof's name of a memory op row: "[CUDA memcpy HtoD]", "[CUDA memset]".
+std::string memop_row_name(trace::MemcpyKind kind);
+// nsys's operation name: "[CUDA memcpy Host-to-Device]", "[CUDA memset]".
+std::string memop_nsys_name(trace::MemcpyKind kind);
+
+}  // namespace gprof::report

@@ -1,0 +1,384 @@
+#include "model/model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+
+#include "gprof/trace/names.h"
+
+namespace gprof::report {
+
+namespace fs = std::filesystem;
+using namespace gprof::trace;
+
+// ----- filter ----------------------------------------------------------------------------------------------
+
+namespace {
+
+uint64_t parse_time_value(std::string_view text, std::string_view whole) {
+    std::string s(text);
+    char* endp = nullptr;
+    double v = std::strtod(s.c_str(), &endp);
+    std::string unit = endp ? std::string(endp) : std::string();
+    double scale = 1;
+    if (unit.empty() || unit == "ns") scale = 1;
+    else if (unit == "us") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
+    else if (unit == "s") scale = 1e9;
+    else
+        throw std::invalid_argument("--time-range '" + std::string(whole) + "': unknown unit '" + unit +
+                                    "' (use ns, us, ms or s)");
+    if (endp == s.c_str() || v < 0)
+        throw std::invalid_argument("--time-range '" + std::string(whole) +
+                                    "': expected A:B with non-negative times such as 10ms:2.5s");
+    return static_cast<uint64_t>(v * scale + 0.5);
+}
+
+// Applies a Filter to records of one trace; kernel-name matches are cached per string id.
+class RecordFilter {
+public:
+    RecordFilter(const Filter& f, const TraceReader& reader, int64_t offset, int64_t base)
+        : f_(f), reader_(reader), offset_(offset), base_(base) {
+        if (!f.kernel_regex.empty()) re_ = std::make_unique<std::regex>(f.kernel_regex, std::regex::ECMAScript);
+    }
+
+    bool keep(const Record& r) {
+        if (!f_.devices.empty()) {
+            uint32_t dev;
+            if (device_of(r, dev) && std::find(f_.devices.begin(), f_.devices.end(), dev) == f_.devices.end())
+                return false;
+        }
+        if (re_ && r.kind == RecordKind::Kernel && !kernel_matches(r.kernel.name)) return false;
+        if (f_.time_begin || f_.time_end) {
+            Timestamp s, e;
+            if (record_interval(r, s, e)) {
+                int64_t rs = static_cast<int64_t>(s) + offset_ - base_;
+                int64_t re = static_cast<int64_t>(e) + offset_ - base_;
+                if (r.kind == RecordKind::Nvtx && r.nvtx.end == 0) re = INT64_MAX;
+                if (f_.time_end && rs >= static_cast<int64_t>(*f_.time_end)) return false;
+                if (f_.time_begin && re < static_cast<int64_t>(*f_.time_begin)) return false;
+                if (f_.time_begin && re == rs && rs < static_cast<int64_t>(*f_.time_begin)) return false;
+            }
+        }
+        return true;
+    }
+
+private:
+    static bool device_of(const Record& r, uint32_t& dev) {
+        switch (r.kind) {
+            case RecordKind::Device: dev = r.device.id; return true;
+            case RecordKind::Kernel: dev = r.kernel.device; return true;
+            case RecordKind::Memcpy: dev = r.memcpy.device; return true;
+            case RecordKind::Memset: dev = r.memset.device; return true;
+            case RecordKind::Memory: dev = r.memory.device; return true;
+            case RecordKind::GraphLaunch: dev = r.graph_launch.device; return true;
+            default: return false;
+        }
+    }
+    bool kernel_matches(StringId id) {
+        if (id >= cache_.size()) cache_.resize(id + 1, -1);
+        if (cache_[id] < 0) {
+            std::string name(reader_.string(id));
+            cache_[id] = std::regex_search(name, *re_) ? 1 : 0;
+        }
+        return cache_[id] == 1;
+    }
+
+    const Filter& f_;
+    const TraceReader& reader_;
+    int64_t offset_, base_;
+    std::unique_ptr<std::regex> re_;
+    std::vector<int8_t> cache_;
+};
+
+int64_t clock_offset(const TraceHeader& h) {
+    return h.clock.realtime_ns - static_cast<int64_t>(h.clock.trace_ns);
+}
+
+}  // namespace
+
+void parse_time_range(std::string_view text, Filter& filter) {
+    auto colon = text.find(':');
+    if (colon == std::string_view::npos)
+        throw std::invalid_argument("--time-range '" + std::string(text) + "': expected A:B, e.g. 1s:2s or 500ms:");
+    auto a = text.substr(0, colon), b = text.substr(colon + 1);
+    if (!a.empty()) filter.time_begin = parse_time_value(a, text);
+    if (!b.empty()) filter.time_end = parse_time_value(b, text);
+    if (filter.time_begin && filter.time_end && *filter.time_end <= *filter.time_begin)
+        throw std::invalid_argument("--time-range '" + std::string(text) + "': the end must be after the start");
+}
+
+bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
+    switch (r.kind) {
+        case RecordKind::ApiCall: start = r.api.start; end = r.api.end; return true;
+        case RecordKind::Kernel: start = r.kernel.start; end = r.kernel.end; return true;
+        case RecordKind::Memcpy: start = r.memcpy.start; end = r.memcpy.end; return true;
+        case RecordKind::Memset: start = r.memset.start; end = r.memset.end; return true;
+        case RecordKind::Sync: start = r.sync.start; end = r.sync.end; return true;
+        case RecordKind::Nvtx: start = r.nvtx.start; end = r.nvtx.end ? r.nvtx.end : r.nvtx.start; return true;
+        case RecordKind::Memory: start = end = r.memory.timestamp; return true;
+        case RecordKind::Overhead: start = r.overhead.start; end = r.overhead.end; return true;
+        case RecordKind::GraphLaunch: start = r.graph_launch.start; end = r.graph_launch.end; return true;
+        default: return false;
+    }
+}
+
+std::string trace_label(const fs::path& path) { return path.filename().string(); }
+
+// ----- ProcessTrace ----------------------------------------------------------------------------------------
+
+std::string_view ProcessTrace::str(StringId id) const {
+    if (id < strings.size()) return strings[id];
+    static thread_local std::string placeholder;
+    placeholder = "<string #" + std::to_string(id) + ">";
+    return placeholder;
+}
+
+std::string_view ProcessTrace::thread_name(uint64_t tid) const {
+    for (auto it = threads.rbegin(); it != threads.rend(); ++it)
+        if (it->tid == tid) return str(it->name);
+    return {};
+}
+
+uint64_t ProcessTrace::dropped_total() const {
+    uint64_t n = 0;
+    for (const auto& d : dropped) n += d.count;
+    return n;
+}
+
+void ProcessTrace::build_indexes() {
+    api_by_corr_.clear();
+    ops_by_corr_.clear();
+    bt_by_corr_.clear();
+    api_by_corr_.reserve(api_calls.size());
+    for (uint32_t i = 0; i < api_calls.size(); ++i)
+        if (api_calls[i].correlation) api_by_corr_.emplace_back(api_calls[i].correlation, i);
+    auto add_ops = [&](const auto& vec, GpuOpKind kind) {
+        for (uint32_t i = 0; i < vec.size(); ++i)
+            if (vec[i].correlation) ops_by_corr_.emplace_back(vec[i].correlation, GpuOpRef{kind, i});
+    };
+    add_ops(kernels, GpuOpKind::Kernel);
+    add_ops(memcpys, GpuOpKind::Memcpy);
+    add_ops(memsets, GpuOpKind::Memset);
+    add_ops(syncs, GpuOpKind::Sync);
+    add_ops(graph_launches, GpuOpKind::GraphLaunch);
+    for (uint32_t i = 0; i < backtraces.size(); ++i) bt_by_corr_.emplace_back(backtraces[i].correlation, i);
+    auto by_first = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::stable_sort(api_by_corr_.begin(), api_by_corr_.end(), by_first);
+    std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), by_first);
+    std::stable_sort(bt_by_corr_.begin(), bt_by_corr_.end(), by_first);
+
+    first_ns = last_ns = 0;
+    auto widen = [&](Timestamp s, Timestamp e) {
+        if (s == 0) return;
+        if (first_ns == 0 || s < first_ns) first_ns = s;
+        if (e > last_ns) last_ns = e;
+        if (s > last_ns) last_ns = s;
+    };
+    for (const auto& r : api_calls) widen(r.start, r.end);
+    for (const auto& r : kernels) widen(r.start, r.end);
+    for (const auto& r : memcpys) widen(r.start, r.end);
+    for (const auto& r : memsets) widen(r.start, r.end);
+    for (const auto& r : syncs) widen(r.start, r.end);
+    for (const auto& r : nvtx) widen(r.start, r.end);
+    for (const auto& r : memory) widen(r.timestamp, r.timestamp);
+    for (const auto& r : graph_launches) widen(r.start, r.end);
+}
+
+const ApiCall* ProcessTrace::api_for_correlation(uint32_t correlation) const {
+    auto it = std::lower_bound(api_by_corr_.begin(), api_by_corr_.end(), correlation,
+                               [](const auto& p, uint32_t c) { return p.first < c; });
+    if (it == api_by_corr_.end() || it->first != correlation) return nullptr;
+    return &api_calls[it->second];
+}
+
+std::vector<GpuOpRef> ProcessTrace::gpu_ops_for_correlation(uint32_t correlation) const {
+    std::vector<GpuOpRef> out;
+    auto it = std::lower_bound(ops_by_corr_.begin(), ops_by_corr_.end(), correlation,
+                               [](const auto& p, uint32_t c) { return p.first < c; });
+    for (; it != ops_by_corr_.end() && it->first == correlation; ++it) out.push_back(it->second);
+    return out;
+}
+
+const BacktraceFrames* ProcessTrace::backtrace_for_correlation(uint32_t correlation) const {
+    auto it = std::lower_bound(bt_by_corr_.begin(), bt_by_corr_.end(), correlation,
+                               [](const auto& p, uint32_t c) { return p.first < c; });
+    if (it == bt_by_corr_.end() || it->first != correlation) return nullptr;
+    return &backtraces[it->second];
+}
+
+std::vector<std::string> Run::all_warnings() const {
+    std::vector<std::string> out = warnings;
+    for (const auto& p : processes)
+        for (const auto& w : p.warnings) out.push_back(trace_label(p.path) + ": " + w);
+    return out;
+}
+
+// ----- finding and streaming traces ------------------------------------------------------------------------
+
+std::vector<fs::path> find_traces(const fs::path& dir) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() == ".gprof" && !it->is_directory(ec)) out.push_back(it->path());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
+    std::vector<fs::path> out;
+    for (const auto& in : inputs) {
+        std::error_code ec;
+        auto st = fs::status(in, ec);
+        if (ec || !fs::exists(st)) throw std::runtime_error("'" + in.string() + "' does not exist");
+        if (fs::is_directory(st)) {
+            auto found = find_traces(in);
+            if (found.empty())
+                throw std::runtime_error("'" + in.string() + "' holds no *.gprof traces (is it a gprof-run run directory?)");
+            out.insert(out.end(), found.begin(), found.end());
+        } else {
+            out.push_back(in);
+        }
+    }
+    return out;
+}
+
+namespace {
+ProgressHook& progress_hook() {
+    static ProgressHook hook;
+    return hook;
+}
+}  // namespace
+
+void set_progress_hook(ProgressHook hook) { progress_hook() = std::move(hook); }
+
+void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const StreamCallbacks& cb) {
+    const ProgressHook& progress = progress_hook();
+    // Open every reader first: the run axis needs every header's clock before any record is placed on it.
+    std::vector<std::unique_ptr<TraceReader>> readers;
+    for (const auto& path : traces) {
+        try {
+            auto r = std::make_unique<TraceReader>(path.string());
+            if (!filter.pids.empty() &&
+                std::find(filter.pids.begin(), filter.pids.end(), r->header().pid) == filter.pids.end())
+                continue;
+            readers.push_back(std::move(r));
+        } catch (const std::exception& e) {
+            if (cb.unreadable) cb.unreadable(path, e.what());
+        }
+    }
+    int64_t base = 0;
+    bool have_base = false;
+    for (const auto& r : readers) {
+        int64_t start = r->header().clock.realtime_ns;
+        if (!have_base || start < base) base = start;
+        have_base = true;
+    }
+    for (auto& r : readers) {
+        StreamContext ctx;
+        ctx.reader = r.get();
+        ctx.clock_offset_ns = clock_offset(r->header());
+        ctx.run_base_realtime_ns = base;
+        if (cb.begin) cb.begin(ctx);
+        std::unique_ptr<RecordFilter> rf;
+        if (!filter.empty()) rf = std::make_unique<RecordFilter>(filter, *r, ctx.clock_offset_ns, base);
+        Record rec;
+        uint64_t seen = 0;
+        fs::path trace_path = r->path();
+        try {
+            while (r->next(rec)) {
+                if (progress && (++seen & 0xFFFFF) == 0) progress(trace_path, seen, false);
+                if (rf && !rf->keep(rec)) continue;
+                if (cb.record) cb.record(ctx, rec);
+            }
+        } catch (const std::exception& e) {
+            // The reader promises not to throw on damage; a visitor's own exception ends this trace only.
+            if (cb.unreadable) cb.unreadable(r->path(), e.what());
+        }
+        if (cb.end) cb.end(ctx);
+        if (progress && seen >= 0x100000) progress(trace_path, seen, true);
+        r.reset();  // unmap as soon as we are done with it
+    }
+}
+
+// ----- loading the model -----------------------------------------------------------------------------------
+
+Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
+    Run run;
+    run.traces = expand_inputs(inputs);
+    uint64_t total_before = 0;
+    ProcessTrace* cur = nullptr;
+    StreamCallbacks cb;
+    cb.begin = [&](const StreamContext& ctx) {
+        run.processes.emplace_back();
+        cur = &run.processes.back();
+        cur->path = ctx.reader->path();
+        cur->header = ctx.reader->header();
+        cur->clock_offset_ns = ctx.clock_offset_ns;
+        cur->run_base_realtime_ns = ctx.run_base_realtime_ns;
+        run.base_realtime_ns = ctx.run_base_realtime_ns;
+        total_before = 0;
+    };
+    cb.record = [&](const StreamContext&, const Record& r) {
+        ProcessTrace& p = *cur;
+        ++total_before;
+        switch (r.kind) {
+            case RecordKind::Thread: p.threads.push_back(r.thread); break;
+            case RecordKind::Device: p.devices.push_back(r.device); break;
+            case RecordKind::CudaInfo: p.cuda_info.push_back(r.cuda_info); break;
+            case RecordKind::ApiCall: p.api_calls.push_back(r.api); break;
+            case RecordKind::Kernel: p.kernels.push_back(r.kernel); break;
+            case RecordKind::Memcpy: p.memcpys.push_back(r.memcpy); break;
+            case RecordKind::Memset: p.memsets.push_back(r.memset); break;
+            case RecordKind::Sync: p.syncs.push_back(r.sync); break;
+            case RecordKind::Nvtx: p.nvtx.push_back(r.nvtx); break;
+            case RecordKind::Memory: p.memory.push_back(r.memory); break;
+            case RecordKind::Overhead: p.overheads.push_back(r.overhead); break;
+            case RecordKind::Dropped: p.dropped.push_back(r.dropped); break;
+            case RecordKind::Capture: p.captures.push_back(r.capture); break;
+            case RecordKind::Backtrace:
+                if (options.keep_backtraces) {
+                    BacktraceFrames bt;
+                    bt.tid = r.backtrace.tid;
+                    bt.correlation = r.backtrace.correlation;
+                    uint32_t n = std::min(r.backtrace.frame_count, kMaxBacktraceFrames);
+                    bt.frames.assign(r.backtrace.frames, r.backtrace.frames + n);
+                    p.backtraces.push_back(std::move(bt));
+                }
+                break;
+            case RecordKind::Module: p.modules.push_back(r.module); break;
+            case RecordKind::GraphLaunch: p.graph_launches.push_back(r.graph_launch); break;
+            case RecordKind::ExternalCorrelation: p.external_correlations.push_back(r.external_correlation); break;
+            case RecordKind::Status: p.statuses.push_back(r.status); break;
+            case RecordKind::End: p.end = r.end; break;
+            default: break;
+        }
+    };
+    cb.end = [&](const StreamContext& ctx) {
+        ProcessTrace& p = *cur;
+        const TraceReader& reader = *ctx.reader;
+        p.strings.reserve(reader.string_count());
+        for (size_t i = 0; i < reader.string_count(); ++i)
+            p.strings.emplace_back(reader.string(static_cast<StringId>(i)));
+        if (p.strings.empty()) p.strings.emplace_back();
+        p.read_stats = reader.stats();
+        p.warnings = reader.warnings();
+        if (reader.stats().records > total_before) p.filtered_out = reader.stats().records - total_before;
+        if (uint64_t d = p.dropped_total())
+            p.warnings.push_back(std::to_string(d) + " records were dropped while recording (the collector counted "
+                                 "them; totals under-count)");
+        p.build_indexes();
+    };
+    cb.unreadable = [&](const fs::path& path, const std::string& message) {
+        run.warnings.push_back(trace_label(path) + ": " + message);
+    };
+    stream_run(run.traces, options.filter, cb);
+    std::stable_sort(run.processes.begin(), run.processes.end(),
+                     [](const ProcessTrace& a, const ProcessTrace& b) { return a.header.pid < b.header.pid; });
+    return run;
+}
+
+}  // namespace gprof::report

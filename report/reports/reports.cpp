@@ -1,0 +1,655 @@
+#include "reports/reports.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/symbolize.h"
+#include "gprof/trace/names.h"
+#include "gprof/version.h"
+
+namespace gprof::report {
+
+using namespace gprof::trace;
+using nlohmann::json;
+
+const std::vector<std::string>& report_names() {
+    static const std::vector<std::string> names = {
+        "summary",          "cuda_api_sum",   "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+        "nvtx_sum",         "cuda_gpu_trace", "cuda_api_trace",    "cuda_gpu_sum"};
+    return names;
+}
+
+bool is_report_name(const std::string& name) {
+    const auto& n = report_names();
+    return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::string demangle(const std::string& name) {
+    if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return name;
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+    return status == 0 && d ? std::string(d.get()) : name;
+}
+
+namespace {
+
+std::string display_name(const KeyData& k) { return k.category == KeyCategory::Kernel ? demangle(k.name) : k.name; }
+
+const char* title_of(const std::string& report) {
+    static const std::map<std::string, const char*> t = {
+        {"summary", "Profiling result"},
+        {"cuda_api_sum", "CUDA API Summary"},
+        {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary"},
+        {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)"},
+        {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"},
+        {"nvtx_sum", "NVTX Range Summary"},
+        {"cuda_gpu_trace", "CUDA GPU Trace"},
+        {"cuda_api_trace", "CUDA API Trace"},
+        {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)"},
+    };
+    auto it = t.find(report);
+    return it == t.end() ? "" : it->second;
+}
+
+uint64_t total_of(const std::vector<const KeyData*>& keys) {
+    uint64_t t = 0;
+    for (auto* k : keys) t += k->time_stats.total;
+    return t;
+}
+
+std::vector<Column> time_stat_columns(const char* count_key, const char* count_title) {
+    return {
+        {"time_percent", "Time (%)", ColumnKind::Percent},
+        {"total_time_ns", "Total Time ({unit})", ColumnKind::TimeNs},
+        {count_key, count_title, ColumnKind::Count},
+        {"avg_ns", "Avg ({unit})", ColumnKind::TimeNs},
+        {"med_ns", "Med ({unit})", ColumnKind::TimeNs},
+        {"min_ns", "Min ({unit})", ColumnKind::TimeNs},
+        {"max_ns", "Max ({unit})", ColumnKind::TimeNs},
+        {"stddev_ns", "StdDev ({unit})", ColumnKind::TimeNs},
+    };
+}
+
+std::vector<Cell> time_stat_cells(const Stats& s, uint64_t section_total) {
+    double pct = section_total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(section_total) : 0.0;
+    return {pct,
+            static_cast<int64_t>(s.total),
+            static_cast<int64_t>(s.count),
+            s.mean,
+            s.median,
+            static_cast<int64_t>(s.min),
+            static_cast<int64_t>(s.max),
+            s.stddev};
+}
+
+Table time_sum(const std::string& name, const std::vector<const KeyData*>& keys, const char* count_key,
+               const char* count_title, const std::vector<Column>& tail_cols,
+               const std::function<std::vector<Cell>(const KeyData&)>& tail) {
+    Table t;
+    t.name = name;
+    t.columns = time_stat_columns(count_key, count_title);
+    t.columns.insert(t.columns.end(), tail_cols.begin(), tail_cols.end());
+    uint64_t total = total_of(keys);
+    for (const auto* k : keys) {
+        auto row = time_stat_cells(k->time(), total);
+        auto extra = tail(*k);
+        row.insert(row.end(), extra.begin(), extra.end());
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+std::vector<const KeyData*> memops(const Aggregate& agg) {
+    auto a = agg.of(KeyCategory::Memcpy);
+    auto b = agg.of(KeyCategory::Memset);
+    a.insert(a.end(), b.begin(), b.end());
+    std::stable_sort(a.begin(), a.end(), [](const KeyData* x, const KeyData* y) {
+        uint64_t tx = x->time_stats.total, ty = y->time_stats.total;
+        return tx != ty ? tx > ty : x->name < y->name;
+    });
+    return a;
+}
+
+// GPU activities (kernels and memory ops together), sorted by time: nvprof's section.
+std::vector<const KeyData*> gpu_activities(const Aggregate& agg) {
+    auto a = agg.of(KeyCategory::Kernel);
+    auto m = memops(agg);
+    a.insert(a.end(), m.begin(), m.end());
+    std::stable_sort(a.begin(), a.end(), [](const KeyData* x, const KeyData* y) {
+        uint64_t tx = x->time_stats.total, ty = y->time_stats.total;
+        return tx != ty ? tx > ty : x->name < y->name;
+    });
+    return a;
+}
+
+}  // namespace
+
+// ----- summary-style tables --------------------------------------------------------------------------------
+
+Table cuda_api_sum(const Aggregate& agg) {
+    return time_sum("cuda_api_sum", agg.of(KeyCategory::Api), "num_calls", "Num Calls",
+                    {{"name", "Name", ColumnKind::Text}}, [](const KeyData& k) { return std::vector<Cell>{k.name}; });
+}
+
+Table cuda_gpu_kern_sum(const Aggregate& agg) {
+    return time_sum("cuda_gpu_kern_sum", agg.of(KeyCategory::Kernel), "instances", "Instances",
+                    {{"name", "Name", ColumnKind::Text}},
+                    [](const KeyData& k) { return std::vector<Cell>{demangle(k.name)}; });
+}
+
+Table cuda_gpu_mem_time_sum(const Aggregate& agg) {
+    return time_sum("cuda_gpu_mem_time_sum", memops(agg), "count", "Count", {{"operation", "Operation", ColumnKind::Text}},
+                    [](const KeyData& k) { return std::vector<Cell>{k.memop}; });
+}
+
+Table cuda_gpu_mem_size_sum(const Aggregate& agg) {
+    Table t;
+    t.name = "cuda_gpu_mem_size_sum";
+    t.columns = {{"total_bytes", "Total (MB)", ColumnKind::BytesMB}, {"count", "Count", ColumnKind::Count},
+                 {"avg_bytes", "Avg (MB)", ColumnKind::BytesMB},     {"med_bytes", "Med (MB)", ColumnKind::BytesMB},
+                 {"min_bytes", "Min (MB)", ColumnKind::BytesMB},     {"max_bytes", "Max (MB)", ColumnKind::BytesMB},
+                 {"stddev_bytes", "StdDev (MB)", ColumnKind::BytesMB}, {"operation", "Operation", ColumnKind::Text}};
+    auto keys = memops(agg);
+    std::vector<std::pair<Stats, const KeyData*>> rows;
+    for (auto* k : keys) rows.emplace_back(k->size(), k);
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+        return a.first.total != b.first.total ? a.first.total > b.first.total : a.second->name < b.second->name;
+    });
+    for (const auto& [s, k] : rows)
+        t.rows.push_back({static_cast<int64_t>(s.total), static_cast<int64_t>(s.count), s.mean, s.median,
+                          static_cast<int64_t>(s.min), static_cast<int64_t>(s.max), s.stddev, k->memop});
+    return t;
+}
+
+Table nvtx_sum(const Aggregate& agg) {
+    return time_sum("nvtx_sum", agg.of(KeyCategory::Nvtx), "instances", "Instances",
+                    {{"style", "Style", ColumnKind::Text}, {"range", "Range", ColumnKind::Text}},
+                    [](const KeyData& k) { return std::vector<Cell>{k.nvtx_style, k.name}; });
+}
+
+Table cuda_gpu_sum(const Aggregate& agg) {
+    return time_sum("cuda_gpu_sum", gpu_activities(agg), "instances", "Instances",
+                    {{"category", "Category", ColumnKind::Text}, {"operation", "Operation", ColumnKind::Text}},
+                    [](const KeyData& k) {
+                        bool kernel = k.category == KeyCategory::Kernel;
+                        return std::vector<Cell>{std::string(kernel ? "CUDA_KERNEL" : "MEMORY_OPER"),
+                                                 kernel ? demangle(k.name) : k.memop};
+                    });
+}
+
+Table summary_table(const Aggregate& agg) {
+    Table t;
+    t.name = "summary";
+    t.columns = {{"type", "Type", ColumnKind::Text},       {"time_percent", "Time(%)", ColumnKind::Percent},
+                 {"total_time_ns", "Time ({unit})", ColumnKind::TimeNs}, {"calls", "Calls", ColumnKind::Count},
+                 {"avg_ns", "Avg ({unit})", ColumnKind::TimeNs},  {"min_ns", "Min ({unit})", ColumnKind::TimeNs},
+                 {"max_ns", "Max ({unit})", ColumnKind::TimeNs},  {"name", "Name", ColumnKind::Text}};
+    auto section = [&](const char* type, const std::vector<const KeyData*>& keys) {
+        uint64_t total = total_of(keys);
+        for (auto* k : keys) {
+            Stats s = k->time();
+            double pct = total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(total) : 0.0;
+            t.rows.push_back({std::string(type), pct, static_cast<int64_t>(s.total), static_cast<int64_t>(s.count),
+                              s.mean, static_cast<int64_t>(s.min), static_cast<int64_t>(s.max), display_name(*k)});
+        }
+    };
+    section("GPU activities", gpu_activities(agg));
+    section("API calls", agg.of(KeyCategory::Api));
+    section("NVTX ranges", agg.of(KeyCategory::Nvtx));
+    return t;
+}
+
+// ----- trace-style tables ----------------------------------------------------------------------------------
+
+namespace {
+
+// One row of a trace-style table with its sort key: rows of every process, in time order, ties by pid.
+struct TimedRow {
+    int64_t start;
+    int64_t pid;
+    std::vector<Cell> cells;
+};
+
+void append_in_time_order(Table& t, std::vector<TimedRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const TimedRow& a, const TimedRow& b) {
+        return a.start != b.start ? a.start < b.start : a.pid < b.pid;
+    });
+    for (auto& r : rows) t.rows.push_back(std::move(r.cells));
+}
+
+}  // namespace
+
+Table cuda_gpu_trace(const Run& run) {
+    Table t;
+    t.name = "cuda_gpu_trace";
+    t.columns = {{"start_ns", "Start ({unit})", ColumnKind::TimeNs},   {"duration_ns", "Duration ({unit})", ColumnKind::TimeNs},
+                 {"corr_id", "CorrId", ColumnKind::Count},             {"grid_x", "GrdX", ColumnKind::Count},
+                 {"grid_y", "GrdY", ColumnKind::Count},                {"grid_z", "GrdZ", ColumnKind::Count},
+                 {"block_x", "BlkX", ColumnKind::Count},               {"block_y", "BlkY", ColumnKind::Count},
+                 {"block_z", "BlkZ", ColumnKind::Count},               {"registers_per_thread", "Reg/Trd", ColumnKind::Count},
+                 {"static_shared_bytes", "StcSMem (MB)", ColumnKind::BytesMB},
+                 {"dynamic_shared_bytes", "DymSMem (MB)", ColumnKind::BytesMB},
+                 {"bytes", "Bytes (MB)", ColumnKind::BytesMB},         {"throughput_mb_per_s", "Throughput (MB/s)", ColumnKind::Number, 3},
+                 {"src_mem_kind", "SrcMemKd", ColumnKind::Text},       {"dst_mem_kind", "DstMemKd", ColumnKind::Text},
+                 {"device", "Device", ColumnKind::Count},              {"context", "Ctx", ColumnKind::Count},
+                 {"stream", "Strm", ColumnKind::Count},                {"pid", "Pid", ColumnKind::Count},
+                 {"name", "Name", ColumnKind::Text}};
+    std::vector<TimedRow> rows;
+    for (const auto& p : run.processes) {
+        auto dur = [](Timestamp s, Timestamp e) { return static_cast<int64_t>(e > s ? e - s : 0); };
+        for (const auto& k : p.kernels) {
+            int64_t s = p.to_run_ns(k.start);
+            rows.push_back({s, p.pid(), {s, dur(k.start, k.end), int64_t(k.correlation), int64_t(k.grid_x),
+                                         int64_t(k.grid_y), int64_t(k.grid_z), int64_t(k.block_x), int64_t(k.block_y),
+                                         int64_t(k.block_z), int64_t(k.registers_per_thread),
+                                         int64_t(k.static_shared_bytes), int64_t(k.dynamic_shared_bytes), Cell{}, Cell{},
+                                         Cell{}, Cell{}, int64_t(k.device), int64_t(k.context), int64_t(k.stream),
+                                         int64_t(p.pid()), demangle(std::string(p.str(k.name)))}});
+        }
+        auto throughput = [](uint64_t bytes, int64_t d) -> Cell {
+            if (d <= 0) return Cell{};
+            return static_cast<double>(bytes) / static_cast<double>(d) * 1e3;  // bytes/ns = GB/s; x1000 = MB/s
+        };
+        for (const auto& m : p.memcpys) {
+            int64_t s = p.to_run_ns(m.start), d = dur(m.start, m.end);
+            rows.push_back({s, p.pid(), {s, d, int64_t(m.correlation), Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{},
+                                         Cell{}, Cell{}, Cell{}, int64_t(m.bytes), throughput(m.bytes, d),
+                                         std::string(memory_kind_name(m.src_kind)),
+                                         std::string(memory_kind_name(m.dst_kind)), int64_t(m.device),
+                                         int64_t(m.context), int64_t(m.stream), int64_t(p.pid()),
+                                         memop_nsys_name(m.copy_kind)}});
+        }
+        for (const auto& m : p.memsets) {
+            int64_t s = p.to_run_ns(m.start), d = dur(m.start, m.end);
+            rows.push_back({s, p.pid(), {s, d, int64_t(m.correlation), Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{},
+                                         Cell{}, Cell{}, Cell{}, int64_t(m.bytes), throughput(m.bytes, d),
+                                         std::string(memory_kind_name(m.memory_kind)), Cell{}, int64_t(m.device),
+                                         int64_t(m.context), int64_t(m.stream), int64_t(p.pid()),
+                                         std::string("[CUDA memset]")}});
+        }
+    }
+    append_in_time_order(t, rows);
+    return t;
+}
+
+Table cuda_api_trace(const Run& run) {
+    Table t;
+    t.name = "cuda_api_trace";
+    t.columns = {{"start_ns", "Start ({unit})", ColumnKind::TimeNs}, {"duration_ns", "Duration ({unit})", ColumnKind::TimeNs},
+                 {"name", "Name", ColumnKind::Text},                 {"result", "Result", ColumnKind::Count},
+                 {"corr_id", "CorrID", ColumnKind::Count},           {"pid", "Pid", ColumnKind::Count},
+                 {"tid", "Tid", ColumnKind::Count},                  {"thread_name", "Thread Name", ColumnKind::Text},
+                 {"backtrace", "Backtrace", ColumnKind::Text}};
+    std::vector<TimedRow> rows;
+    for (const auto& p : run.processes) {
+        std::unique_ptr<Symbolizer> sym;
+        for (const auto& a : p.api_calls) {
+            int64_t s = p.to_run_ns(a.start);
+            Cell bt;
+            if (const auto* b = p.backtrace_for_correlation(a.correlation)) {
+                if (!sym) sym = std::make_unique<Symbolizer>(p);
+                std::string text;
+                for (size_t i = 0; i < b->frames.size(); ++i) text += (i ? " <- " : "") + sym->frame(b->frames[i]);
+                bt = text;
+            }
+            rows.push_back({s, p.pid(), {s, static_cast<int64_t>(a.end > a.start ? a.end - a.start : 0),
+                                         std::string(p.str(a.name)), int64_t(a.result), int64_t(a.correlation),
+                                         int64_t(p.pid()), static_cast<int64_t>(a.tid),
+                                         std::string(p.thread_name(a.tid)), bt}});
+        }
+    }
+    append_in_time_order(t, rows);
+    return t;
+}
+
+// ----- the nvprof-style summary text -----------------------------------------------------------------------
+
+namespace {
+
+std::string plural(uint64_t n, const char* word) {
+    std::string w = word;
+    if (n != 1) w += w.back() == 's' ? "es" : "s";
+    return std::to_string(n) + " " + w;
+}
+
+std::string gib(uint64_t bytes) { return format_fixed(static_cast<double>(bytes) / (1024.0 * 1024 * 1024), 1) + " GiB"; }
+
+struct Row8 {
+    std::string type, pct, time, calls, avg, min, max, name;
+};
+
+void print_rows(const std::vector<Row8>& rows, std::ostream& out) {
+    // nvprof's fixed layout: right-aligned numeric columns, then the name.
+    auto pad = [](const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; };
+    out << pad("Type", 16) << "  " << pad("Time(%)", 7) << "  " << pad("Time", 8) << "  " << pad("Calls", 8) << "  "
+        << pad("Avg", 8) << "  " << pad("Min", 8) << "  " << pad("Max", 8) << "  Name\n";
+    for (const auto& r : rows)
+        out << pad(r.type, 16) << "  " << pad(r.pct, 7) << "  " << pad(r.time, 8) << "  " << pad(r.calls, 8) << "  "
+            << pad(r.avg, 8) << "  " << pad(r.min, 8) << "  " << pad(r.max, 8) << "  " << r.name << '\n';
+}
+
+using NamedStats = std::vector<std::pair<std::string, Stats>>;
+
+NamedStats with_stats(const std::map<std::string, std::vector<uint64_t>>& m, bool demangle_names) {
+    NamedStats out;
+    for (const auto& [k, v] : m) {
+        auto copy = v;
+        out.emplace_back(demangle_names ? demangle(k) : k, compute_stats(copy));
+    }
+    return out;
+}
+
+void section_rows(const char* type, const NamedStats& keys, size_t max_rows, std::vector<Row8>& rows) {
+    std::vector<std::pair<Stats, std::string>> stats;
+    uint64_t total = 0;
+    for (const auto& [name, st] : keys) {
+        stats.emplace_back(st, name);
+        total += st.total;
+    }
+    std::stable_sort(stats.begin(), stats.end(), [](const auto& a, const auto& b) {
+        return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
+    });
+    size_t shown = 0;
+    for (const auto& [s, name] : stats) {
+        if (max_rows && shown == max_rows) {
+            rows.push_back({"", "", "", "", "", "", "", "... " + plural(stats.size() - shown, "more row")});
+            break;
+        }
+        double pct = total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(total) : 0.0;
+        rows.push_back({shown == 0 ? std::string(type) + ":" : "", format_fixed(pct, 2) + "%", format_time_auto(double(s.total)),
+                        std::to_string(s.count), format_time_auto(s.mean), format_time_auto(double(s.min)),
+                        format_time_auto(double(s.max)), name});
+        ++shown;
+    }
+}
+
+NamedStats named(const std::vector<const KeyData*>& keys) {
+    NamedStats out;
+    for (auto* k : keys) out.emplace_back(display_name(*k), k->time_stats);
+    return out;
+}
+
+}  // namespace
+
+void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out) {
+    // Header: what was recorded, and why anything is missing.
+    std::set<std::pair<int64_t, uint32_t>> seen_dev;
+    std::vector<const DeviceInfo*> devs;
+    for (const auto& d : agg.devices)
+        if (seen_dev.insert({d.pid, d.device.id}).second) devs.push_back(&d);
+    std::set<std::string> dev_names;
+    for (auto* d : devs) dev_names.insert(std::to_string(d->device.id) + ": " + d->name);
+    out << "gprof-run profile: " << plural(agg.processes.size(), "process") << ", "
+        << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
+        << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
+    size_t status_printed = 0;
+    for (const auto& p : agg.processes) {
+        std::string cmd = p.header.executable;
+        for (size_t i = 1; i < p.header.argv.size(); ++i) cmd += " " + p.header.argv[i];
+        out << "  process " << p.header.pid << ": " << cmd << " (" << trace_label(p.path) << ", "
+            << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
+            << (p.dropped ? ", " + std::to_string(p.dropped) + " dropped" : std::string())
+            << (p.complete ? "" : ", trace incomplete: the process did not finish normally") << ")\n";
+        for (const auto& s : p.status_lines) {
+            if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
+            out << "    " << s << '\n';
+            ++status_printed;
+        }
+    }
+    std::set<std::string> printed;
+    for (auto* d : devs) {
+        std::string line = "  device " + std::to_string(d->device.id) + ": " + d->name + " (compute capability " +
+                           std::to_string(d->device.cc_major) + "." + std::to_string(d->device.cc_minor) + ", " +
+                           std::to_string(d->device.sm_count) + " SMs, " + gib(d->device.global_memory_bytes) + ")";
+        if (printed.insert(line).second) out << line << '\n';
+    }
+    bool any_gpu = !agg.of(KeyCategory::Kernel).empty() || !agg.of(KeyCategory::Memcpy).empty() ||
+                   !agg.of(KeyCategory::Memset).empty();
+    bool any_api = !agg.of(KeyCategory::Api).empty();
+    if (!any_gpu && !any_api) {
+        bool explained = status_printed > 0;
+        out << "  no CUDA activity was recorded"
+            << (explained ? " (see the status lines above)" : " (the program made no CUDA calls in the capture window)")
+            << '\n';
+    }
+    if (agg.unmatched_gpu_ops)
+        out << "  " << plural(agg.unmatched_gpu_ops, "GPU operation") << " had no launching API call in the trace\n";
+    size_t wshown = 0;
+    for (const auto& w : agg.warnings) {
+        if (!full && wshown == 5) {
+            out << "  warning: ... " << plural(agg.warnings.size() - wshown, "more warning") << '\n';
+            break;
+        }
+        out << "  warning: " << w << '\n';
+        ++wshown;
+    }
+
+    out << "Profiling result:\n";
+    std::vector<Row8> rows;
+    section_rows(" GPU activities", named(gpu_activities(agg)), max_rows, rows);
+    section_rows("      API calls", named(agg.of(KeyCategory::Api)), max_rows, rows);
+    // The brief summary has no NVTX block: the ranges get one section of their own (nsys's nvtx_sum), which is
+    // all a run without a GPU shows.
+    if (!full) section_rows("    NVTX ranges", named(agg.of(KeyCategory::Nvtx)), max_rows, rows);
+    for (auto& r : rows) {
+        // Keep nvprof's right-aligned "GPU activities:" labels.
+        while (!r.type.empty() && r.type.front() == ' ') r.type.erase(0, 1);
+    }
+    print_rows(rows, out);
+
+    if (!full || agg.nvtx_ranges.empty()) return;
+    out << "NVTX result:\n";
+    std::vector<const NvtxRangeSummary*> ranges;
+    for (const auto& r : agg.nvtx_ranges) ranges.push_back(&r);
+    std::stable_sort(ranges.begin(), ranges.end(), [](auto* a, auto* b) {
+        return std::tie(a->pid, a->tid, a->domain, a->name) < std::tie(b->pid, b->tid, b->domain, b->name);
+    });
+    const NvtxRangeSummary* prev = nullptr;
+    for (auto* r : ranges) {
+        if (!prev || prev->pid != r->pid || prev->tid != r->tid)
+            out << "  Thread \"" << (r->thread_name.empty() ? "<unnamed>" : r->thread_name) << "\" (id = " << r->tid
+                << (agg.processes.size() > 1 ? ", process " + std::to_string(r->pid) : std::string()) << ")\n";
+        if (!prev || prev->pid != r->pid || prev->tid != r->tid || prev->domain != r->domain)
+            out << "    Domain \"" << (r->domain.empty() ? "<unnamed>" : r->domain) << "\"\n";
+        prev = r;
+        out << "      Range \"" << r->name << "\"\n";
+        std::vector<Row8> nrows;
+        auto own = r->durations;
+        section_rows("Range", {{r->name, compute_stats(own)}}, 0, nrows);
+        NamedStats gpu = with_stats(r->gpu, true), api = with_stats(r->api, false);
+        section_rows("GPU activities", gpu, max_rows, nrows);
+        section_rows("API calls", api, max_rows, nrows);
+        if (gpu.empty()) nrows.push_back({"GPU activities:", "", "", "", "", "", "", "(none)"});
+        if (api.empty()) nrows.push_back({"API calls:", "", "", "", "", "", "", "(none)"});
+        print_rows(nrows, out);
+    }
+}
+
+json summary_header_json(const Aggregate& agg) {
+    json procs = json::array();
+    for (const auto& p : agg.processes) {
+        procs.push_back({{"pid", p.header.pid},
+                         {"executable", p.header.executable},
+                         {"argv", p.header.argv},
+                         {"hostname", p.header.hostname},
+                         {"trace", trace_label(p.path)},
+                         {"first_ns", p.first_ns},
+                         {"last_ns", p.last_ns},
+                         {"records", p.records},
+                         {"dropped", p.dropped},
+                         {"complete", p.complete},
+                         {"status", p.status_lines}});
+    }
+    json devs = json::array();
+    for (const auto& d : agg.devices)
+        devs.push_back({{"pid", d.pid},
+                        {"id", d.device.id},
+                        {"name", d.name},
+                        {"uuid", d.uuid},
+                        {"compute_capability", std::to_string(d.device.cc_major) + "." + std::to_string(d.device.cc_minor)},
+                        {"sm_count", d.device.sm_count},
+                        {"global_memory_bytes", d.device.global_memory_bytes}});
+    return {{"processes", procs},
+            {"devices", devs},
+            {"duration_ns", agg.last_ns - agg.first_ns},
+            {"records", agg.records},
+            {"dropped", agg.dropped},
+            {"unmatched_gpu_ops", agg.unmatched_gpu_ops}};
+}
+
+// ----- running reports -------------------------------------------------------------------------------------
+
+namespace {
+
+json nvtx_block_json(const Aggregate& agg) {
+    json out = json::array();
+    auto stats_json = [](std::vector<uint64_t> v) {
+        Stats s = compute_stats(v);
+        return json{{"count", s.count}, {"total_ns", s.total}, {"avg_ns", s.mean}, {"med_ns", s.median},
+                    {"min_ns", s.min},   {"max_ns", s.max},     {"stddev_ns", s.stddev}};
+    };
+    std::vector<const NvtxRangeSummary*> ranges;
+    for (const auto& r : agg.nvtx_ranges) ranges.push_back(&r);
+    std::stable_sort(ranges.begin(), ranges.end(), [](auto* a, auto* b) {
+        return std::tie(a->pid, a->tid, a->domain, a->name) < std::tie(b->pid, b->tid, b->domain, b->name);
+    });
+    for (auto* r : ranges) {
+        json gpu = json::object(), api = json::object();
+        for (const auto& [k, v] : r->gpu) gpu[demangle(k)] = stats_json(v);
+        for (const auto& [k, v] : r->api) api[k] = stats_json(v);
+        out.push_back({{"pid", r->pid},
+                       {"tid", r->tid},
+                       {"thread_name", r->thread_name},
+                       {"domain", r->domain},
+                       {"name", r->name},
+                       {"range", stats_json(r->durations)},
+                       {"gpu_activities", gpu},
+                       {"api_calls", api}});
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
+                std::ostream& err) {
+    std::vector<std::string> reports = options.reports.empty() ? std::vector<std::string>{"summary"} : options.reports;
+    for (const auto& r : reports)
+        if (!is_report_name(r)) throw std::invalid_argument("unknown report '" + r + "'");
+    if (reports.size() > 1 && options.format == OutputFormat::Csv)
+        throw std::invalid_argument("csv holds one table: ask for one report per call (or use --format json)");
+
+    bool need_agg = false, need_model = false;
+    for (const auto& r : reports) {
+        if (r == "cuda_gpu_trace" || r == "cuda_api_trace") need_model = true;
+        else need_agg = true;
+    }
+    Aggregate agg;
+    Run run;
+    std::vector<std::string> warnings;
+    size_t readable = 0, damaged = 0;
+    if (need_agg) {
+        AggregateOptions ao;
+        ao.filter = options.filter;
+        bool want_nvtx_block = std::find(reports.begin(), reports.end(), "summary") != reports.end();
+        ao.nvtx_detail = want_nvtx_block;
+        agg = aggregate_run(traces, ao);
+        warnings = agg.warnings;
+        readable = agg.processes.size();
+        damaged = agg.damaged_traces();
+    }
+    if (need_model) {
+        LoadOptions lo;
+        lo.filter = options.filter;
+        run = load_run(traces, lo);
+        if (!need_agg) {
+            warnings = run.all_warnings();
+            readable = run.processes.size();
+            damaged = run.warnings.size();
+            for (const auto& p : run.processes)
+                if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++damaged;
+        }
+    }
+    if (readable == 0 && options.filter.pids.empty()) {
+        for (const auto& w : warnings) err << "gprof-report: " << w << '\n';
+        err << "gprof-report: no readable trace among the inputs\n";
+        return 2;
+    }
+
+    auto table_for = [&](const std::string& r) -> Table {
+        if (r == "summary") return summary_table(agg);
+        if (r == "cuda_api_sum") return cuda_api_sum(agg);
+        if (r == "cuda_gpu_kern_sum") return cuda_gpu_kern_sum(agg);
+        if (r == "cuda_gpu_mem_time_sum") return cuda_gpu_mem_time_sum(agg);
+        if (r == "cuda_gpu_mem_size_sum") return cuda_gpu_mem_size_sum(agg);
+        if (r == "nvtx_sum") return nvtx_sum(agg);
+        if (r == "cuda_gpu_sum") return cuda_gpu_sum(agg);
+        if (r == "cuda_gpu_trace") return cuda_gpu_trace(run);
+        return cuda_api_trace(run);
+    };
+
+    if (options.format == OutputFormat::Json) {
+        json doc = {{"schema", "gprof-report"}, {"schema_version", kReportSchemaVersion}, {"generator", "gprof-report " GPROF_VERSION}};
+        json inputs = json::array();
+        for (const auto& t : traces) inputs.push_back(trace_label(t));
+        doc["inputs"] = inputs;
+        doc["time_unit"] = "ns";
+        json reps = json::object();
+        for (const auto& r : reports) {
+            json j = table_to_json(table_for(r));
+            if (r == "summary") {
+                j["header"] = summary_header_json(agg);
+                j["nvtx"] = nvtx_block_json(agg);
+            }
+            reps[r] = std::move(j);
+        }
+        doc["reports"] = reps;
+        doc["warnings"] = warnings;
+        out << doc.dump(2) << '\n';
+    } else {
+        for (const auto& w : warnings) err << "gprof-report: warning: " << w << '\n';
+        RenderOptions ro;
+        ro.format = options.format;
+        ro.time_unit = options.time_unit;
+        bool first = true;
+        for (const auto& r : reports) {
+            if (r == "summary" && options.format == OutputFormat::Table) {
+                if (!first) out << '\n';
+                print_summary_text(agg, true, options.brief_rows, out);
+                first = false;
+                continue;
+            }
+            Table t = table_for(r);
+            if (options.format == OutputFormat::Table) {
+                if (!first) out << '\n';
+                out << "** " << title_of(r) << " (" << r << "):\n\n";
+                if (t.rows.empty()) {
+                    out << "(no data)\n";
+                    first = false;
+                    continue;
+                }
+            } else if (options.format == OutputFormat::Markdown) {
+                if (!first) out << '\n';
+                out << "### " << title_of(r) << " (`" << r << "`)\n\n";
+            }
+            render_table(t, ro, out);
+            first = false;
+        }
+    }
+    if (damaged && !options.ignore_damage) {
+        err << "gprof-report: error: " << damaged << (damaged == 1 ? " trace was" : " traces were")
+            << " damaged or unreadable (see the warnings above); the report shows what was intact "
+               "(--ignore-damage exits 0)\n";
+        return 2;
+    }
+    return 0;
+}
+
+}  // namespace gprof::report

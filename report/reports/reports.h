@@ -1,0 +1,62 @@
+// The named reports of gprof-report (summary and the nsys-named ones) and the nvprof-style summary text that
+// gprof-run prints at the end of a run.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/aggregate.h"
+#include "model/model.h"
+#include "output/table.h"
+
+namespace gprof::report {
+
+// JSON schema version of `--format json` (docs/report-schema.md). Bump on any incompatible change.
+inline constexpr int kReportSchemaVersion = 1;
+
+// Every report name gprof-report knows, in the order `--help` lists them.
+const std::vector<std::string>& report_names();
+bool is_report_name(const std::string& name);
+
+struct ReportOptions {
+    std::vector<std::string> reports;  // empty = {"summary"}
+    OutputFormat format = OutputFormat::Table;
+    TimeUnit time_unit = TimeUnit::Ns;
+    Filter filter;
+    size_t brief_rows = 0;  // summary: rows per section in the console table; 0 = all
+    bool ignore_damage = false;  // exit 0 even when a trace was cut, corrupt or unreadable
+};
+
+// Runs the reports over the traces and writes them to `out`. Warnings go to `err` (never into csv/json on `out`;
+// JSON also carries them under "warnings"). Returns 0; 2 when no trace could be read, or when one was damaged
+// (cut, corrupt or unreadable: the reports still show what was intact) unless ignore_damage. Throws
+// std::invalid_argument for bad options (unknown report, csv with several reports).
+int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
+                std::ostream& err);
+
+// nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block.
+void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out);
+
+// Demangled name of a kernel (the input when it is not a mangled C++ name).
+std::string demangle(const std::string& name);
+
+// The tables of the summary-style reports, built from an aggregate.
+Table summary_table(const Aggregate& agg);  // nvprof sections as one table with a Type column
+Table cuda_api_sum(const Aggregate& agg);
+Table cuda_gpu_kern_sum(const Aggregate& agg);
+Table cuda_gpu_mem_time_sum(const Aggregate& agg);
+Table cuda_gpu_mem_size_sum(const Aggregate& agg);
+Table nvtx_sum(const Aggregate& agg);
+Table cuda_gpu_sum(const Aggregate& agg);
+// Trace-style reports, built from the full model.
+Table cuda_gpu_trace(const Run& run);
+Table cuda_api_trace(const Run& run);
+
+// What the summary header block says, as JSON (devices, processes, duration, records, dropped, status).
+nlohmann::json summary_header_json(const Aggregate& agg);
+
+}  // namespace gprof::report
