@@ -2,7 +2,7 @@
 //
 // File   = preamble (16 bytes) + chunks.
 // Chunk  = chunk header (16 bytes: magic, payload size, record count, CRC-32C of payload) + payload.
-// Record = kind (1 byte) + body length (LEB128) + body (fields in the order of describe() below).
+// Record = kind (1 byte) + body length (LEB128) + body (fields in the order of their list in fields.h).
 // Field encodings: LEB128 for unsigned values, zigzag LEB128 for signed ones; a record's first timestamp is a
 // delta from the previous record's first timestamp in the same chunk, its end a delta from its start, its
 // correlation id a delta from the previous one in the chunk. Both deltas restart at every chunk, so any
@@ -13,6 +13,11 @@
 #include <cstring>
 #include <type_traits>
 
+#include <string>
+#include <string_view>
+
+#include "gprof/trace/fields.h"
+#include "gprof/trace/header.h"
 #include "gprof/trace/records.h"
 
 namespace gprof::trace::codec {
@@ -23,8 +28,12 @@ inline constexpr size_t kPreambleBytes = 16;
 inline constexpr size_t kChunkHeaderBytes = 16;
 inline constexpr size_t kMaxChunkPayload = 64u << 20;   // a reader refuses larger sizes as corrupt
 inline constexpr size_t kMaxStringBytes = 64u << 10;
-// Upper bound of one encoded non-string record (a full Backtrace is the largest).
+// Room the writer reserves for one non-string record. Its value decides where chunks are sealed, so it stays as
+// version 1.0 wrote it; the checks below prove it bounds every kind's largest encoding.
 inline constexpr size_t kMaxRecordBytes = 1 + 2 + 12 * 10 + kMaxBacktraceFrames * 10 + kMaxBuildIdBytes;
+static_assert(1 + 2 + kMaxDataBodyBytes <= kMaxRecordBytes,
+              "a record kind's largest encoding outgrew kMaxRecordBytes (kind byte + 2-byte length + body)");
+static_assert(kMaxDataBodyBytes < (1u << 14), "the writer gives record bodies at most a two-byte length");
 
 uint32_t crc32c(const uint8_t* data, size_t size) noexcept;
 
@@ -88,26 +97,27 @@ public:
     Encoder(uint8_t* p, DeltaState& state) : p_(p), state_(state) {}
     uint8_t* position() const { return p_; }
 
-    template <class T> void u(const T& v) { p_ = put_varint(p_, static_cast<uint64_t>(v)); }
-    template <class T> void s(const T& v) { p_ = put_varint(p_, zigzag(static_cast<int64_t>(v))); }
-    void time(const Timestamp& t) {
+    template <class T> void u(const char*, const T& v) { p_ = put_varint(p_, static_cast<uint64_t>(v)); }
+    template <class T> void s(const char*, const T& v) { p_ = put_varint(p_, zigzag(static_cast<int64_t>(v))); }
+    void str(const char* name, const StringId& id) { u(name, id); }
+    void time(const char*, const Timestamp& t) {
         p_ = put_varint(p_, zigzag(static_cast<int64_t>(t - state_.prev_time)));
         state_.prev_time = t;
     }
-    void end(const Timestamp& e, const Timestamp& start) {
+    void end(const char*, const Timestamp& e, const Timestamp& start) {
         p_ = put_varint(p_, zigzag(static_cast<int64_t>(e - start)));
     }
-    void corr(const uint32_t& c) {
+    void corr(const char*, const uint32_t& c) {
         p_ = put_varint(p_, zigzag(static_cast<int64_t>(c) - static_cast<int64_t>(state_.prev_correlation)));
         state_.prev_correlation = c;
     }
-    void bytes(const uint8_t* data, const uint32_t& size, uint32_t max) {
+    void bytes(const char*, const uint8_t* data, const uint32_t& size, uint32_t max) {
         uint32_t n = size < max ? size : max;
         p_ = put_varint(p_, n);
         std::memcpy(p_, data, n);
         p_ += n;
     }
-    void frames(const uint64_t* f, const uint32_t& count, uint32_t max) {
+    void frames(const char*, const uint64_t* f, const uint32_t& count, uint32_t max) {
         uint32_t n = count < max ? count : max;
         p_ = put_varint(p_, n);
         uint64_t prev = 0;
@@ -115,6 +125,17 @@ public:
             p_ = put_varint(p_, zigzag(static_cast<int64_t>(f[i] - prev)));
             prev = f[i];
         }
+    }
+    // Header texts: borrowed C strings (nullptr reads as "").
+    void text(const char*, const char* const& t) {
+        size_t n = t ? std::strlen(t) : 0;
+        p_ = put_varint(p_, n);
+        if (n) std::memcpy(p_, t, n);
+        p_ += n;
+    }
+    void texts(const char* name, const HeaderInfo& h) {
+        p_ = put_varint(p_, h.argc);
+        for (uint32_t i = 0; i < h.argc; ++i) text(name, h.argv ? h.argv[i] : nullptr);
     }
 
 private:
@@ -131,37 +152,24 @@ public:
     Decoder(const uint8_t* p, const uint8_t* end, DeltaState& state) : p_(p), end_(end), state_(state) {}
     bool ok() const { return ok_; }
 
-    template <class T> void u(T& v) {
-        uint64_t x = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);
-        v = static_cast<T>(x);
-    }
-    template <class T> void s(T& v) {
-        uint64_t x = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);
-        v = static_cast<T>(unzigzag(x));
-    }
-    void time(Timestamp& t) {
-        uint64_t x = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);
-        t = state_.prev_time + static_cast<uint64_t>(unzigzag(x));
+    template <class T> void u(const char*, T& v) { v = static_cast<T>(next()); }
+    template <class T> void s(const char*, T& v) { v = static_cast<T>(unzigzag(next())); }
+    void str(const char* name, StringId& id) { u(name, id); }
+    void time(const char*, Timestamp& t) {
+        t = state_.prev_time + static_cast<uint64_t>(unzigzag(next()));
         state_.prev_time = t;
     }
-    void end(Timestamp& e, const Timestamp& start) {
-        uint64_t x = 0;
+    void end(const char*, Timestamp& e, const Timestamp& start) {
         bool present = p_ < end_;
-        if (present) p_ = get_varint(p_, end_, x, ok_);
+        uint64_t x = next();
         e = present ? start + static_cast<uint64_t>(unzigzag(x)) : 0;
     }
-    void corr(uint32_t& c) {
-        uint64_t x = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);
-        c = static_cast<uint32_t>(static_cast<int64_t>(state_.prev_correlation) + unzigzag(x));
+    void corr(const char*, uint32_t& c) {
+        c = static_cast<uint32_t>(static_cast<int64_t>(state_.prev_correlation) + unzigzag(next()));
         state_.prev_correlation = c;
     }
-    void bytes(uint8_t* data, uint32_t& size, uint32_t max) {
-        uint64_t n = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, n, ok_);
+    void bytes(const char*, uint8_t* data, uint32_t& size, uint32_t max) {
+        uint64_t n = next();
         if (n > max || n > static_cast<uint64_t>(end_ - p_)) {
             ok_ = false;
             size = 0;
@@ -171,9 +179,8 @@ public:
         p_ += n;
         size = static_cast<uint32_t>(n);
     }
-    void frames(uint64_t* f, uint32_t& count, uint32_t max) {
-        uint64_t n = 0;
-        if (p_ < end_) p_ = get_varint(p_, end_, n, ok_);
+    void frames(const char*, uint64_t* f, uint32_t& count, uint32_t max) {
+        uint64_t n = next();
         if (n > max) {
             ok_ = false;
             count = 0;
@@ -188,83 +195,86 @@ public:
         }
         count = ok_ ? static_cast<uint32_t>(n) : 0;
     }
+    // Header texts, into a std::string or (no allocation) a view of the body.
+    template <class S> void text(const char*, S& s) {
+        std::string_view t = take_text();
+        s = S(t.data(), t.size());
+    }
+    void texts(const char* name, TraceHeader& h) {
+        uint64_t n = count_texts();
+        for (uint64_t i = 0; i < n && ok_; ++i) text(name, h.argv.emplace_back());
+    }
+    template <class H> void texts(const char*, H& h) {  // a view: the texts are walked over and counted
+        h.argc = count_texts();
+        for (uint64_t i = 0; i < h.argc && ok_; ++i) take_text();
+    }
 
 private:
+    // The next LEB128 value; 0 past the end of the body.
+    uint64_t next() {
+        uint64_t x = 0;
+        if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);
+        return x;
+    }
+    std::string_view take_text() {
+        uint64_t n = next();
+        if (n > static_cast<uint64_t>(end_ - p_)) {
+            ok_ = false;
+            return {};
+        }
+        std::string_view t(reinterpret_cast<const char*>(p_), n);
+        p_ += n;
+        return t;
+    }
+    // A text count: every text takes at least its length byte, so a count larger than the bytes left is damage.
+    uint64_t count_texts() {
+        uint64_t n = next();
+        if (n > static_cast<uint64_t>(end_ - p_)) {
+            ok_ = false;
+            return 0;
+        }
+        return n;
+    }
+
     const uint8_t* p_;
     const uint8_t* end_;
     DeltaState& state_;
     bool ok_ = true;
 };
 
-// ----- the field lists: one per record kind, shared by encoder and decoder ---------------------------------
-// Append new fields at the end only (and bump kFormatMinor); never reorder or remove.
+// ----- the preamble and the header -------------------------------------------------------------------------
 
-template <class V, class R> void describe(V&, R&);
+// The 16 bytes that open a file: signature, format version, feature bits.
+struct Preamble {
+    uint16_t major = kFormatMajor;
+    uint16_t minor = kFormatMinor;
+    uint32_t features = 0;
+};
 
-template <class V> void describe(V& v, Thread& r) { v.u(r.tid); v.u(r.name); }
-template <class V> void describe(V& v, Device& r) {
-    v.u(r.id); v.u(r.name); v.u(r.cc_major); v.u(r.cc_minor); v.u(r.sm_count); v.u(r.global_memory_bytes);
-    v.u(r.uuid);
+inline void store_preamble(uint8_t* out, const Preamble& p) noexcept {
+    std::memcpy(out, kFileMagic, sizeof kFileMagic);
+    store_u16(out + 8, p.major);
+    store_u16(out + 10, p.minor);
+    store_u32(out + 12, p.features);
 }
-template <class V> void describe(V& v, CudaInfo& r) {
-    v.time(r.timestamp); v.u(r.driver_version); v.u(r.runtime_version); v.u(r.cupti_api_version);
-    v.u(r.cupti_library);
+
+// False when [in, in + size) does not start with a preamble (too short, or no GPROFTRC signature).
+inline bool load_preamble(const uint8_t* in, size_t size, Preamble& p) noexcept {
+    if (size < kPreambleBytes || std::memcmp(in, kFileMagic, sizeof kFileMagic) != 0) return false;
+    p.major = load_u16(in + 8);
+    p.minor = load_u16(in + 10);
+    p.features = load_u32(in + 12);
+    return true;
 }
-template <class V> void describe(V& v, ApiCall& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.tid); v.corr(r.correlation); v.u(r.cbid); v.u(r.name);
-    v.s(r.result); v.u(r.domain);
-}
-template <class V> void describe(V& v, Kernel& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.device); v.u(r.context); v.u(r.stream); v.corr(r.correlation);
-    v.s(r.grid_x); v.s(r.grid_y); v.s(r.grid_z); v.s(r.block_x); v.s(r.block_y); v.s(r.block_z);
-    v.u(r.registers_per_thread); v.u(r.static_shared_bytes); v.u(r.dynamic_shared_bytes);
-    v.u(r.local_bytes_per_thread); v.u(r.name); v.u(r.graph_id); v.u(r.graph_node_id); v.u(r.device_launched);
-}
-template <class V> void describe(V& v, Memcpy& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.bytes); v.u(r.device); v.u(r.peer_device); v.u(r.context);
-    v.u(r.stream); v.corr(r.correlation); v.u(r.graph_id); v.u(r.graph_node_id); v.u(r.copy_kind);
-    v.u(r.src_kind); v.u(r.dst_kind); v.u(r.async);
-}
-template <class V> void describe(V& v, Memset& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.bytes); v.u(r.value); v.u(r.device); v.u(r.context);
-    v.u(r.stream); v.corr(r.correlation); v.u(r.graph_id); v.u(r.graph_node_id); v.u(r.memory_kind);
-}
-template <class V> void describe(V& v, Sync& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.context); v.u(r.stream); v.u(r.event); v.corr(r.correlation);
-    v.u(r.type);
-}
-template <class V> void describe(V& v, Nvtx& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.tid); v.u(r.end_tid); v.u(r.name); v.u(r.domain);
-    v.u(r.color); v.u(r.category); v.u(r.category_name); v.u(r.payload); v.u(r.depth); v.u(r.type);
-    v.u(r.payload_type);
-}
-template <class V> void describe(V& v, Memory& r) {
-    v.time(r.timestamp); v.u(r.address); v.u(r.bytes); v.u(r.device); v.u(r.context); v.u(r.stream);
-    v.corr(r.correlation); v.u(r.op); v.u(r.memory_kind);
-}
-template <class V> void describe(V& v, Overhead& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.overhead_kind); v.u(r.object_kind); v.u(r.object_id);
-}
-template <class V> void describe(V& v, Dropped& r) {
-    v.time(r.timestamp); v.u(r.count); v.u(r.context); v.u(r.stream); v.u(r.source);
-}
-template <class V> void describe(V& v, Capture& r) { v.time(r.timestamp); v.u(r.action); v.u(r.reason); }
-template <class V> void describe(V& v, Backtrace& r) {
-    v.u(r.tid); v.corr(r.correlation); v.frames(r.frames, r.frame_count, kMaxBacktraceFrames);
-}
-template <class V> void describe(V& v, Module& r) {
-    v.u(r.base); v.u(r.size); v.u(r.file_offset); v.u(r.path); v.bytes(r.build_id, r.build_id_size, kMaxBuildIdBytes);
-}
-template <class V> void describe(V& v, GraphLaunch& r) {
-    v.time(r.start); v.end(r.end, r.start); v.u(r.device); v.u(r.context); v.u(r.stream); v.corr(r.correlation);
-    v.u(r.graph_id);
-}
-template <class V> void describe(V& v, ExternalCorrelation& r) {
-    v.u(r.external_id); v.corr(r.correlation); v.u(r.external_kind);
-}
-template <class V> void describe(V& v, Status& r) {
-    v.time(r.timestamp); v.s(r.code); v.u(r.message); v.u(r.component); v.u(r.level);
-}
-template <class V> void describe(V& v, End& r) { v.time(r.timestamp); v.u(r.records_written); v.u(r.records_dropped); }
+
+// The Header record decoded without allocating: texts are views of the record body (writer-side checks).
+struct HeaderView {
+    std::string_view producer, hostname, executable, run_id;
+    int64_t pid = 0, ppid = 0;
+    uint64_t argc = 0;
+    ClockReference clock;
+    uint32_t cuda_driver_version = 0;
+    uint32_t cupti_api_version = 0;
+};
 
 }  // namespace gprof::trace::codec

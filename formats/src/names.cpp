@@ -6,25 +6,10 @@ std::string_view record_kind_name(RecordKind kind) {
     switch (kind) {
         case RecordKind::Header: return "header";
         case RecordKind::String: return "string";
-        case RecordKind::Thread: return "thread";
-        case RecordKind::Device: return "device";
-        case RecordKind::CudaInfo: return "cuda_info";
-        case RecordKind::ApiCall: return "api_call";
-        case RecordKind::Kernel: return "kernel";
-        case RecordKind::Memcpy: return "memcpy";
-        case RecordKind::Memset: return "memset";
-        case RecordKind::Sync: return "sync";
-        case RecordKind::Nvtx: return "nvtx";
-        case RecordKind::Memory: return "memory";
-        case RecordKind::Overhead: return "overhead";
-        case RecordKind::Dropped: return "dropped";
-        case RecordKind::Capture: return "capture";
-        case RecordKind::Backtrace: return "backtrace";
-        case RecordKind::Module: return "module";
-        case RecordKind::GraphLaunch: return "graph_launch";
-        case RecordKind::ExternalCorrelation: return "external_correlation";
-        case RecordKind::Status: return "status";
-        case RecordKind::End: return "end";
+#define GPROF_TRACE_KIND_NAME(Kind, number, member, name) \
+    case RecordKind::Kind: return name;
+        GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_KIND_NAME)
+#undef GPROF_TRACE_KIND_NAME
     }
     return "unknown";
 }
@@ -118,6 +103,52 @@ std::string_view status_level_name(StatusLevel level) {
         case StatusLevel::Info: return "info";
         case StatusLevel::Warning: return "warning";
         case StatusLevel::Error: return "error";
+    }
+    return "unknown";
+}
+
+std::string_view api_domain_name(ApiDomain domain) {
+    switch (domain) {
+        case ApiDomain::Runtime: return "runtime";
+        case ApiDomain::Driver: return "driver";
+    }
+    return "unknown";
+}
+
+std::string_view capture_action_name(CaptureAction action) {
+    switch (action) {
+        case CaptureAction::Start: return "start";
+        case CaptureAction::Stop: return "stop";
+    }
+    return "unknown";
+}
+
+std::string_view memory_op_name(MemoryOp op) {
+    switch (op) {
+        case MemoryOp::Allocation: return "allocation";
+        case MemoryOp::Release: return "release";
+        case MemoryOp::Unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view nvtx_payload_name(NvtxPayload payload) {
+    switch (payload) {
+        case NvtxPayload::None: return "none";
+        case NvtxPayload::U64: return "u64";
+        case NvtxPayload::I64: return "i64";
+        case NvtxPayload::Double: return "double";
+        case NvtxPayload::U32: return "u32";
+        case NvtxPayload::I32: return "i32";
+        case NvtxPayload::Float: return "float";
+    }
+    return "unknown";
+}
+
+std::string_view trace_clock_name(TraceClock clock) {
+    switch (clock) {
+        case TraceClock::Realtime: return "realtime";
+        case TraceClock::Monotonic: return "monotonic";
     }
     return "unknown";
 }

@@ -83,11 +83,12 @@ void TraceReader::parse_start() {
     const std::string& path = path_;
     stats_.file_bytes = size_;
     if (size_ == 0) throw TraceError("'" + path + "' is empty: not a gprof-run trace");
-    if (size_ < kPreambleBytes || std::memcmp(data_, kFileMagic, 8) != 0)
+    Preamble preamble;
+    if (!load_preamble(data_, size_, preamble))
         throw TraceError("'" + path + "' is not a gprof-run trace (no GPROFTRC signature at its start)");
-    header_.version_major = load_u16(data_ + 8);
-    header_.version_minor = load_u16(data_ + 10);
-    header_.features = load_u32(data_ + 12);
+    header_.version_major = preamble.major;
+    header_.version_minor = preamble.minor;
+    header_.features = preamble.features;
     std::string theirs = version_text(header_.version_major, header_.version_minor);
     std::string ours = version_text(kFormatMajor, kFormatMinor);
     if (header_.version_major > kFormatMajor)
@@ -118,30 +119,10 @@ void TraceReader::parse_start() {
     const uint8_t* p = get_varint(cursor_ + 1, chunk_end_, len, ok);
     if (!ok || len > static_cast<uint64_t>(chunk_end_ - p)) throw TraceError("'" + path + "': trace header is damaged");
     const uint8_t* end = p + len;
-    auto u = [&](uint64_t& v) { v = 0; if (p < end) p = get_varint(p, end, v, ok); };
-    auto text = [&](std::string& s) {
-        uint64_t n = 0;
-        u(n);
-        if (n > static_cast<uint64_t>(end - p)) { ok = false; return; }
-        s.assign(reinterpret_cast<const char*>(p), n);
-        p += n;
-    };
-    uint64_t v = 0;
-    text(header_.producer);
-    u(v); header_.pid = unzigzag(v);
-    u(v); header_.ppid = unzigzag(v);
-    text(header_.hostname);
-    text(header_.executable);
-    uint64_t argc = 0;
-    u(argc);
-    for (uint64_t i = 0; i < argc && ok; ++i) text(header_.argv.emplace_back());
-    u(v); header_.clock.clock = static_cast<TraceClock>(v);
-    u(v); header_.clock.trace_ns = v;
-    u(v); header_.clock.realtime_ns = unzigzag(v);
-    u(v); header_.clock.monotonic_ns = unzigzag(v);
-    u(v); header_.cuda_driver_version = static_cast<uint32_t>(v);
-    u(v); header_.cupti_api_version = static_cast<uint32_t>(v);
-    text(header_.run_id);
+    DeltaState no_deltas;  // the header has no delta-coded fields
+    Decoder d(p, end, no_deltas);
+    describe_header(d, header_);
+    ok = d.ok();
     if (!ok) throw TraceError("'" + path + "': trace header is damaged");
     cursor_ = end;
 }
@@ -289,35 +270,17 @@ bool TraceReader::next(Record& out) {
         Decoder d(body, body_end, state);
         bool surfaced = true;
         switch (static_cast<RecordKind>(kind)) {
-#define GPROF_DECODE(KIND, MEMBER, TYPE) \
-    case RecordKind::KIND:               \
-        out.kind = RecordKind::KIND;     \
-        out.MEMBER = TYPE{};             \
-        describe(d, out.MEMBER);         \
+#define GPROF_DECODE(Kind, number, member, name) \
+    case RecordKind::Kind:                        \
+        out.kind = RecordKind::Kind;              \
+        out.member = Kind{};                      \
+        describe(d, out.member);                  \
         break;
-            GPROF_DECODE(Thread, thread, Thread)
-            GPROF_DECODE(Device, device, Device)
-            GPROF_DECODE(CudaInfo, cuda_info, CudaInfo)
-            GPROF_DECODE(ApiCall, api, ApiCall)
-            GPROF_DECODE(Kernel, kernel, Kernel)
-            GPROF_DECODE(Memcpy, memcpy, Memcpy)
-            GPROF_DECODE(Memset, memset, Memset)
-            GPROF_DECODE(Sync, sync, Sync)
-            GPROF_DECODE(Nvtx, nvtx, Nvtx)
-            GPROF_DECODE(Memory, memory, Memory)
-            GPROF_DECODE(Overhead, overhead, Overhead)
-            GPROF_DECODE(Dropped, dropped, Dropped)
-            GPROF_DECODE(Capture, capture, Capture)
-            GPROF_DECODE(Backtrace, backtrace, Backtrace)
-            GPROF_DECODE(Module, module, Module)
-            GPROF_DECODE(GraphLaunch, graph_launch, GraphLaunch)
-            GPROF_DECODE(ExternalCorrelation, external_correlation, ExternalCorrelation)
-            GPROF_DECODE(Status, status, Status)
-            GPROF_DECODE(End, end, End)
+            GPROF_TRACE_RECORD_KINDS(GPROF_DECODE)
 #undef GPROF_DECODE
             case RecordKind::String: {
                 uint64_t id = 0;
-                d.u(id);
+                d.u("id", id);
                 const uint8_t* text = body;
                 uint64_t skip = 0;
                 bool k = true;

@@ -59,6 +59,18 @@ bool write_all(int fd, const uint8_t* data, size_t size, int& error) noexcept {
     return true;
 }
 
+// Room the header record needs: its texts at their length plus 10, the numbers within a fixed 128 bytes.
+struct HeaderBound {
+    size_t bytes = 128;
+    template <class T> void u(const char*, const T&) {}
+    template <class T> void s(const char*, const T&) {}
+    void text(const char*, const char* t) { bytes += 10 + (t ? std::strlen(t) : 0); }
+    void texts(const char* name, const HeaderInfo& h) {
+        bytes += varint_size(h.argc);
+        for (uint32_t i = 0; i < h.argc; ++i) text(name, h.argv ? h.argv[i] : nullptr);
+    }
+};
+
 }  // namespace
 
 // Open-addressing table from string contents to ids; the bytes live in one growing arena.
@@ -158,42 +170,20 @@ bool TraceWriter::open(int fd, const HeaderInfo& h, const Options& options) {
     }
 
     uint8_t preamble[kPreambleBytes];
-    std::memcpy(preamble, kFileMagic, 8);
-    store_u16(preamble + 8, kFormatMajor);
-    store_u16(preamble + 10, kFormatMinor);
-    store_u32(preamble + 12, h.features);
+    store_preamble(preamble, Preamble{kFormatMajor, kFormatMinor, h.features});
     if (!write_all(fd_, preamble, sizeof preamble, error_)) return false;
     bytes_written_ += sizeof preamble;
 
     // The header record: strings inline (the interner is for repeated names).
-    const char* texts[] = {h.producer, h.hostname, h.executable, h.run_id};
-    size_t bound = 128 + varint_size(h.argc);
-    for (const char* t : texts) bound += 10 + (t ? std::strlen(t) : 0);
-    for (uint32_t i = 0; i < h.argc; ++i) bound += 10 + (h.argv && h.argv[i] ? std::strlen(h.argv[i]) : 0);
+    HeaderBound bound;
+    describe_header(bound, h);
     begin_chunk();
-    if (!reserve(bound + 12)) return false;
+    if (!reserve(bound.bytes + 12)) return false;
     uint8_t* body = buffer_ + kChunkHeaderBytes + 12;  // room for kind + a length of up to 11 bytes
-    uint8_t* p = body;
-    auto text = [&p](const char* t) {
-        size_t n = t ? std::strlen(t) : 0;
-        p = put_varint(p, n);
-        if (n) std::memcpy(p, t, n);
-        p += n;
-    };
-    text(h.producer);
-    p = put_varint(p, zigzag(h.pid));
-    p = put_varint(p, zigzag(h.ppid));
-    text(h.hostname);
-    text(h.executable);
-    p = put_varint(p, h.argc);
-    for (uint32_t i = 0; i < h.argc; ++i) text(h.argv ? h.argv[i] : nullptr);
-    p = put_varint(p, static_cast<uint64_t>(h.clock.clock));
-    p = put_varint(p, h.clock.trace_ns);
-    p = put_varint(p, zigzag(h.clock.realtime_ns));
-    p = put_varint(p, zigzag(h.clock.monotonic_ns));
-    p = put_varint(p, h.cuda_driver_version);
-    p = put_varint(p, h.cupti_api_version);
-    text(h.run_id);
+    DeltaState no_deltas;  // the header has no delta-coded fields
+    Encoder enc(body, no_deltas);
+    describe_header(enc, h);
+    uint8_t* p = enc.position();
     size_t body_len = static_cast<size_t>(p - body);
     uint8_t* rec = buffer_ + kChunkHeaderBytes;
     rec[0] = static_cast<uint8_t>(RecordKind::Header);
@@ -223,14 +213,14 @@ bool TraceWriter::reserve(size_t bytes) {
     return true;
 }
 
-template <class R> void TraceWriter::add_record(RecordKind kind, const R& r) {
+template <RecordStruct R> void TraceWriter::add_record(const R& r) {
     if (fd_ < 0) return;
     if (!reserve(kMaxRecordBytes)) {
         ++records_lost_;
         return;
     }
     uint8_t* rec = buffer_ + kChunkHeaderBytes + used_;
-    rec[0] = static_cast<uint8_t>(kind);
+    rec[0] = static_cast<uint8_t>(RecordKindOf<R>::value);
     DeltaState state{prev_time_, prev_correlation_};
     Encoder enc(rec + 2, state);
     describe(enc, const_cast<R&>(r));  // the encoder only reads
@@ -272,27 +262,9 @@ StringId TraceWriter::intern(const char* s, size_t len) {
     return id;
 }
 
-void TraceWriter::add(const Thread& r) { add_record(RecordKind::Thread, r); }
-void TraceWriter::add(const Device& r) { add_record(RecordKind::Device, r); }
-void TraceWriter::add(const CudaInfo& r) { add_record(RecordKind::CudaInfo, r); }
-void TraceWriter::add(const ApiCall& r) { add_record(RecordKind::ApiCall, r); }
-void TraceWriter::add(const Kernel& r) { add_record(RecordKind::Kernel, r); }
-void TraceWriter::add(const Memcpy& r) { add_record(RecordKind::Memcpy, r); }
-void TraceWriter::add(const Memset& r) { add_record(RecordKind::Memset, r); }
-void TraceWriter::add(const Sync& r) { add_record(RecordKind::Sync, r); }
-void TraceWriter::add(const Nvtx& r) { add_record(RecordKind::Nvtx, r); }
-void TraceWriter::add(const Memory& r) { add_record(RecordKind::Memory, r); }
-void TraceWriter::add(const Overhead& r) { add_record(RecordKind::Overhead, r); }
-void TraceWriter::add(const Dropped& r) {
-    records_dropped_ += r.count;
-    add_record(RecordKind::Dropped, r);
-}
-void TraceWriter::add(const Capture& r) { add_record(RecordKind::Capture, r); }
-void TraceWriter::add(const Backtrace& r) { add_record(RecordKind::Backtrace, r); }
-void TraceWriter::add(const Module& r) { add_record(RecordKind::Module, r); }
-void TraceWriter::add(const GraphLaunch& r) { add_record(RecordKind::GraphLaunch, r); }
-void TraceWriter::add(const ExternalCorrelation& r) { add_record(RecordKind::ExternalCorrelation, r); }
-void TraceWriter::add(const Status& r) { add_record(RecordKind::Status, r); }
+#define GPROF_TRACE_ADD_RECORD(Kind, number, member, name) template void TraceWriter::add_record(const Kind&);
+GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_ADD_RECORD)
+#undef GPROF_TRACE_ADD_RECORD
 
 bool TraceWriter::write_chunk(const uint8_t* data, size_t size) {
     int err = 0;
@@ -340,7 +312,7 @@ bool TraceWriter::finish(Timestamp timestamp) {
     e.timestamp = timestamp;
     e.records_written = records_written_;
     e.records_dropped = records_dropped_ + (records_lost_ - records_lost_reported_);
-    add_record(RecordKind::End, e);
+    add_record(e);
     --records_written_;  // End is not counted among the records it reports
     bool ok = flush();
     close();
@@ -369,25 +341,33 @@ void TraceWriter::flush_from_signal_handler() noexcept {
 }
 
 bool TraceWriter::holds_only_header(int fd, int64_t pid) {
-    uint8_t head[4096];
-    ssize_t n = ::pread(fd, head, sizeof head, 0);
-    if (n < static_cast<ssize_t>(kPreambleBytes + kChunkHeaderBytes + 2)) return false;
-    if (std::memcmp(head, kFileMagic, sizeof kFileMagic) != 0) return false;
-    if (load_u32(head + kPreambleBytes) != kChunkMagic) return false;
-    uint64_t header_chunk = kChunkHeaderBytes + static_cast<uint64_t>(load_u32(head + kPreambleBytes + 4));
+    uint8_t head[kPreambleBytes + kChunkHeaderBytes];
+    Preamble preamble;
+    if (::pread(fd, head, sizeof head, 0) != static_cast<ssize_t>(sizeof head) ||
+        !load_preamble(head, sizeof head, preamble) || load_u32(head + kPreambleBytes) != kChunkMagic)
+        return false;
+    uint32_t payload = load_u32(head + kPreambleBytes + 4);
     off_t size = ::lseek(fd, 0, SEEK_END);
-    if (size < 0 || static_cast<uint64_t>(size) != kPreambleBytes + header_chunk) return false;
-    // The header record: kind, length, producer text, then the pid.
-    const uint8_t* p = head + kPreambleBytes + kChunkHeaderBytes;
-    const uint8_t* end = head + n;
-    if (*p++ != static_cast<uint8_t>(RecordKind::Header)) return false;
-    bool ok = true;
-    uint64_t v = 0;
-    p = get_varint(p, end, v, ok);          // body length
-    p = get_varint(p, end, v, ok);          // producer length
-    if (!ok || v > static_cast<uint64_t>(end - p)) return false;
-    p = get_varint(p + v, end, v, ok);      // pid
-    return ok && unzigzag(v) == pid;
+    if (size < 0 || static_cast<uint64_t>(size) != sizeof head + uint64_t{payload} || payload < 2 ||
+        payload > kMaxChunkPayload)
+        return false;
+    auto* chunk = static_cast<uint8_t*>(std::malloc(payload));
+    if (!chunk) return false;
+    bool ours = false;
+    if (::pread(fd, chunk, payload, sizeof head) == static_cast<ssize_t>(payload) && chunk[0] == uint8_t(RecordKind::Header)) {
+        bool ok = true;
+        uint64_t len = 0;
+        const uint8_t* body = get_varint(chunk + 1, chunk + payload, len, ok);
+        if (ok && len <= static_cast<uint64_t>(chunk + payload - body)) {
+            DeltaState no_deltas;
+            Decoder d(body, body + len, no_deltas);
+            HeaderView header;
+            describe_header(d, header);
+            ours = d.ok() && header.pid == pid;
+        }
+    }
+    std::free(chunk);
+    return ours;
 }
 
 }  // namespace gprof::trace

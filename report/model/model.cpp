@@ -306,6 +306,44 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
 
 // ----- loading the model -----------------------------------------------------------------------------------
 
+namespace {
+
+// Files a record into its per-kind vector: one overload per record kind (trace::visit does not compile without).
+struct StoreRecord {
+    ProcessTrace& p;
+    const LoadOptions& options;
+
+    void operator()(const Thread& r) { p.threads.push_back(r); }
+    void operator()(const Device& r) { p.devices.push_back(r); }
+    void operator()(const CudaInfo& r) { p.cuda_info.push_back(r); }
+    void operator()(const ApiCall& r) { p.api_calls.push_back(r); }
+    void operator()(const Kernel& r) { p.kernels.push_back(r); }
+    void operator()(const Memcpy& r) { p.memcpys.push_back(r); }
+    void operator()(const Memset& r) { p.memsets.push_back(r); }
+    void operator()(const Sync& r) { p.syncs.push_back(r); }
+    void operator()(const Nvtx& r) { p.nvtx.push_back(r); }
+    void operator()(const Memory& r) { p.memory.push_back(r); }
+    void operator()(const Overhead& r) { p.overheads.push_back(r); }
+    void operator()(const Dropped& r) { p.dropped.push_back(r); }
+    void operator()(const Capture& r) { p.captures.push_back(r); }
+    void operator()(const Backtrace& r) {
+        if (!options.keep_backtraces) return;
+        BacktraceFrames bt;
+        bt.tid = r.tid;
+        bt.correlation = r.correlation;
+        uint32_t n = std::min(r.frame_count, kMaxBacktraceFrames);
+        bt.frames.assign(r.frames, r.frames + n);
+        p.backtraces.push_back(std::move(bt));
+    }
+    void operator()(const Module& r) { p.modules.push_back(r); }
+    void operator()(const GraphLaunch& r) { p.graph_launches.push_back(r); }
+    void operator()(const ExternalCorrelation& r) { p.external_correlations.push_back(r); }
+    void operator()(const Status& r) { p.statuses.push_back(r); }
+    void operator()(const End& r) { p.end = r; }
+};
+
+}  // namespace
+
 Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     Run run;
     run.traces = expand_inputs(inputs);
@@ -325,37 +363,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     cb.record = [&](const StreamContext&, const Record& r) {
         ProcessTrace& p = *cur;
         ++total_before;
-        switch (r.kind) {
-            case RecordKind::Thread: p.threads.push_back(r.thread); break;
-            case RecordKind::Device: p.devices.push_back(r.device); break;
-            case RecordKind::CudaInfo: p.cuda_info.push_back(r.cuda_info); break;
-            case RecordKind::ApiCall: p.api_calls.push_back(r.api); break;
-            case RecordKind::Kernel: p.kernels.push_back(r.kernel); break;
-            case RecordKind::Memcpy: p.memcpys.push_back(r.memcpy); break;
-            case RecordKind::Memset: p.memsets.push_back(r.memset); break;
-            case RecordKind::Sync: p.syncs.push_back(r.sync); break;
-            case RecordKind::Nvtx: p.nvtx.push_back(r.nvtx); break;
-            case RecordKind::Memory: p.memory.push_back(r.memory); break;
-            case RecordKind::Overhead: p.overheads.push_back(r.overhead); break;
-            case RecordKind::Dropped: p.dropped.push_back(r.dropped); break;
-            case RecordKind::Capture: p.captures.push_back(r.capture); break;
-            case RecordKind::Backtrace:
-                if (options.keep_backtraces) {
-                    BacktraceFrames bt;
-                    bt.tid = r.backtrace.tid;
-                    bt.correlation = r.backtrace.correlation;
-                    uint32_t n = std::min(r.backtrace.frame_count, kMaxBacktraceFrames);
-                    bt.frames.assign(r.backtrace.frames, r.backtrace.frames + n);
-                    p.backtraces.push_back(std::move(bt));
-                }
-                break;
-            case RecordKind::Module: p.modules.push_back(r.module); break;
-            case RecordKind::GraphLaunch: p.graph_launches.push_back(r.graph_launch); break;
-            case RecordKind::ExternalCorrelation: p.external_correlations.push_back(r.external_correlation); break;
-            case RecordKind::Status: p.statuses.push_back(r.status); break;
-            case RecordKind::End: p.end = r.end; break;
-            default: break;
-        }
+        trace::visit(r, StoreRecord{p, options});
     };
     cb.end = [&](const StreamContext& ctx) {
         ProcessTrace& p = *cur;

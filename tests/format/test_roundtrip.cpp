@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include "record_samples.h"
 #include "trace_fixture.h"
 
@@ -180,4 +183,25 @@ TEST_CASE("a realistic kernel record averages at most 32 bytes") {
     double per_record = double(after - before) / n;
     INFO("bytes per kernel record: " << per_record);
     CHECK(per_record <= 32.0);
+}
+
+TEST_CASE("format 1.0 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.0.gprof was written by the first 1.0 writer (test_header, add_every_kind). A change to
+    // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
+    TempDir dir;
+    auto path = dir.file("every.gprof");
+    write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
+    auto read_bytes = [](const std::string& p) {
+        std::ifstream f(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    std::string golden = read_bytes(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.0.gprof");
+    std::string now = read_bytes(path);
+    REQUIRE(golden.size() > 800);
+    CHECK(now.size() == golden.size());
+    size_t first_difference = 0;
+    while (first_difference < now.size() && first_difference < golden.size() &&
+           now[first_difference] == golden[first_difference])
+        ++first_difference;
+    CHECK(first_difference == golden.size());
 }

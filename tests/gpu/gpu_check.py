@@ -127,6 +127,15 @@ def normalize_api_name(name):
     return re.sub(r"_(ptsz|ptds)$", "", name)
 
 
+def dims(rec, what):
+    """A kernel record's grid or block as [x, y, z] (the dump has one field per dimension: grid_x, ...)."""
+    return [rec[f"{what}_{axis}"] for axis in "xyz"]
+
+
+def spread_dims(what, xyz):
+    return {f"{what}_{axis}": v for axis, v in zip("xyz", xyz)}
+
+
 def kernel_matches(rec, exp):
     name, dem = rec.get("name", ""), rec.get("demangled", rec.get("name", ""))
     if name in exp["names"] or dem in exp["names"]:
@@ -165,13 +174,13 @@ def check_known_answer(answer, records, wall_ns, label):
                 probs.append(f"count={len(got)} expected 1..{2 * exp['count']}")
         elif len(got) != exp["count"]:
             probs.append(f"count={len(got)} expected={exp['count']}")
-        bad_cfg = [k for k in got if list(k["grid"]) != exp["grid"] or list(k["block"]) != exp["block"]]
+        bad_cfg = [k for k in got if dims(k, "grid") != exp["grid"] or dims(k, "block") != exp["block"]]
         if bad_cfg:
             k = bad_cfg[0]
-            probs.append(f"{len(bad_cfg)} with grid/block {k['grid']}/{k['block']} expected {exp['grid']}/{exp['block']}")
-        bad_smem = [k for k in got if k.get("dyn_smem", 0) != exp["dynamic_shared_bytes"]]
+            probs.append(f"{len(bad_cfg)} with grid/block {dims(k, 'grid')}/{dims(k, 'block')} expected {exp['grid']}/{exp['block']}")
+        bad_smem = [k for k in got if k.get("dynamic_shared_bytes", 0) != exp["dynamic_shared_bytes"]]
         if bad_smem:
-            probs.append(f"{len(bad_smem)} with dynamic shared {bad_smem[0].get('dyn_smem')} expected {exp['dynamic_shared_bytes']}")
+            probs.append(f"{len(bad_smem)} with dynamic shared {bad_smem[0].get('dynamic_shared_bytes')} expected {exp['dynamic_shared_bytes']}")
         streams = {(k["device"], k["stream"]) for k in got}
         if exp["streams"] and got and len(streams) != exp["streams"]:
             probs.append(f"streams={len(streams)} expected={exp['streams']}")
@@ -186,13 +195,13 @@ def check_known_answer(answer, records, wall_ns, label):
 
     memcpys = records.of("memcpy")
     for exp in answer["memcpy"]:
-        got = [m for m in memcpys if m["kind"] == exp["kind"] and m["bytes"] == exp["bytes"]]
+        got = [m for m in memcpys if m["copy_kind"] == exp["kind"] and m["bytes"] == exp["bytes"]]
         probs = []
         if len(got) != exp["count"]:
             probs.append(f"count={len(got)} expected={exp['count']}")
-        wrong_mem = [m for m in got if (m["src"], m["dst"]) != (exp["src"], exp["dst"])]
+        wrong_mem = [m for m in got if (m["src_kind"], m["dst_kind"]) != (exp["src"], exp["dst"])]
         if wrong_mem:
-            probs.append(f"{len(wrong_mem)} as {wrong_mem[0]['src']}->{wrong_mem[0]['dst']} expected {exp['src']}->{exp['dst']}")
+            probs.append(f"{len(wrong_mem)} as {wrong_mem[0]['src_kind']}->{wrong_mem[0]['dst_kind']} expected {exp['src']}->{exp['dst']}")
         streams = {(m["device"], m["stream"]) for m in got}
         if exp["streams"] and got and len(streams) != exp["streams"]:
             probs.append(f"streams={len(streams)} expected={exp['streams']}")
@@ -213,7 +222,7 @@ def check_known_answer(answer, records, wall_ns, label):
                     "; ".join(probs) or f"count={len(got)}/{exp['count']}"))
 
     api = {}
-    for a in records.of("api"):
+    for a in records.of("api_call"):
         n = normalize_api_name(a["name"])
         api[n] = api.get(n, 0) + 1
     for exp in answer["api"]:
@@ -225,7 +234,7 @@ def check_known_answer(answer, records, wall_ns, label):
         out.append(("PASS" if ok else "FAIL", f"{name}:api:{exp['name']}", f"count={got} expected {rel} {exp['count']}"))
 
     if answer.get("threads"):
-        tids = {a["tid"] for a in records.of("api") if normalize_api_name(a["name"]) == "cudaLaunchKernel"}
+        tids = {a["tid"] for a in records.of("api_call") if normalize_api_name(a["name"]) == "cudaLaunchKernel"}
         ok = len(tids) >= answer["threads"]
         out.append(("PASS" if ok else "FAIL", f"{name}:threads", f"launching threads={len(tids)} expected>={answer['threads']}"))
 
@@ -307,7 +316,7 @@ def check_report_agrees(doc, records, label):
     out.append(("FAIL" if diff else "PASS", f"{label}:report-kernels",
                 f"names={len(raw_k)} launches={sum(raw_k.values())}" + (f" differ (raw, report): {dict(list(diff.items())[:3])}" if diff else "")))
     raw_a = {}
-    for a in records.of("api"):
+    for a in records.of("api_call"):
         raw_a[a["name"]] = raw_a.get(a["name"], 0) + 1
     rep_total, raw_total = sum(rep_a.values()), sum(raw_a.values())
     out.append(("PASS" if rep_total == raw_total else "FAIL", f"{label}:report-api",
@@ -683,14 +692,15 @@ def synthesize_records(answer):
             corr += 1
             name = exp["names"][0]
             recs.append({"k": "kernel", "name": name, "demangled": exp["contains"][0] if exp["contains"] else name,
-                         "start": start, "end": end, "device": 0, "stream": s, "grid": exp["grid"],
-                         "block": exp["block"], "dyn_smem": exp["dynamic_shared_bytes"], "corr": corr,
+                         "start": start, "end": end, "device": 0, "stream": s,
+                         **spread_dims("grid", exp["grid"]), **spread_dims("block", exp["block"]),
+                         "dynamic_shared_bytes": exp["dynamic_shared_bytes"], "correlation": corr,
                          "graph_id": 5 if exp["graph"] else 0})
     for exp in answer["memcpy"]:
         for i in range(exp["count"]):
             s = 30 + (i % max(exp["streams"], 1))
             start, end = place(s)
-            recs.append({"k": "memcpy", "kind": exp["kind"], "src": exp["src"], "dst": exp["dst"],
+            recs.append({"k": "memcpy", "copy_kind": exp["kind"], "src_kind": exp["src"], "dst_kind": exp["dst"],
                          "bytes": exp["bytes"], "start": start, "end": end, "device": 0, "stream": s})
     for exp in answer["memset"]:
         for _ in range(exp["count"]):
@@ -700,13 +710,13 @@ def synthesize_records(answer):
     tids = max(answer.get("threads", 0), 1)
     for exp in answer["api"]:
         for i in range(exp["count"]):
-            recs.append({"k": "api", "name": exp["name"] + "_v7000", "start": t, "end": t + 5, "tid": 1 + i % tids})
+            recs.append({"k": "api_call", "name": exp["name"] + "_v7000", "start": t, "end": t + 5, "tid": 1 + i % tids})
     for exp in answer["nvtx"]:
         for _ in range(exp["count"]):
             recs.append({"k": "nvtx", "name": exp["name"], "start": t, "end": t + 5, "tid": 1})
     if answer.get("capture", "none") != "none":
-        recs.append({"k": "capture", "action": "start", "reason": "ProfilerApi", "timestamp": 1})
-        recs.append({"k": "capture", "action": "stop", "reason": "ProfilerApi", "timestamp": t})
+        recs.append({"k": "capture", "action": "start", "reason": "profiler_api", "timestamp": 1})
+        recs.append({"k": "capture", "action": "stop", "reason": "profiler_api", "timestamp": t})
     recs.append({"k": "end", "records_written": len(recs), "records_dropped": 0})
     recs.append({"k": "read", "records": len(recs), "truncated_bytes": 0})
     return recs
@@ -763,7 +773,7 @@ def selftest(args):
     expect(res.get("m:kernels:kernel:ka_vec_add") == "FAIL", "a missing kernel fails its count")
 
     def wrong_grid(recs):
-        next(r for r in recs if r["k"] == "kernel" and r["name"] == "ka_grid2d")["grid"] = [1, 1, 1]
+        next(r for r in recs if r["k"] == "kernel" and r["name"] == "ka_grid2d").update(spread_dims("grid", [1, 1, 1]))
     expect(mutated(wrong_grid).get("m:kernels:kernel:ka_grid2d") == "FAIL", "a wrong grid fails")
 
     def overlap(recs):
@@ -772,11 +782,11 @@ def selftest(args):
     expect(mutated(overlap).get("m:kernels:stream-overlaps") == "FAIL", "an overlap on one stream fails")
 
     def dropped(recs):
-        recs.append({"k": "dropped", "count": 3, "source": "CuptiBuffer"})
+        recs.append({"k": "dropped", "count": 3, "source": "cupti_buffer"})
     expect(mutated(dropped).get("m:kernels:dropped") == "FAIL", "dropped records fail")
 
     def api_short(recs):
-        i = next(i for i, r in enumerate(recs) if r["k"] == "api" and r["name"].startswith("cudaLaunchKernel"))
+        i = next(i for i, r in enumerate(recs) if r["k"] == "api_call" and r["name"].startswith("cudaLaunchKernel"))
         del recs[i]
     expect(mutated(api_short).get("m:kernels:api:cudaLaunchKernel") == "FAIL", "a missing API call fails")
 

@@ -5,21 +5,28 @@
 // reader so it does not depend on the report's summaries. One line per record, {"k": kind, ...}; first a
 // "header" line per file, last a "read" line with the reader's statistics and warnings.
 //
+// Every field of every kind is printed, under its struct member's name, straight from the field lists of
+// gprof/trace/fields.h (so a field added there shows up here with no change): string ids as their text,
+// enumerations as their names.h names, a build id as hex, backtrace frames as a list. "k" is record_kind_name;
+// kernels add "demangled".
+//
 //   gprof-test-trace-dump TRACE... > records.jsonl     exit 0 read, 2 a file could not be opened at all
 #include <cxxabi.h>
 
+#include <type_traits>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gprof/trace/fields.h"
 #include "gprof/trace/names.h"
 #include "gprof/trace/reader.h"
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // fields in their on-disk order, "k" first
 using namespace gprof::trace;
 
 std::string demangle(std::string_view name) {
@@ -37,69 +44,71 @@ void emit(const json& j) {
     std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
+// Enumerations print as their display names; every other number as itself.
+json shown(MemcpyKind v) { return memcpy_kind_name(v); }
+json shown(MemoryKind v) { return memory_kind_name(v); }
+json shown(SyncType v) { return sync_type_name(v); }
+json shown(NvtxType v) { return nvtx_type_name(v); }
+json shown(NvtxPayload v) { return nvtx_payload_name(v); }
+json shown(DropSource v) { return drop_source_name(v); }
+json shown(CaptureAction v) { return capture_action_name(v); }
+json shown(CaptureReason v) { return capture_reason_name(v); }
+json shown(Component v) { return component_name(v); }
+json shown(StatusLevel v) { return status_level_name(v); }
+json shown(ApiDomain v) { return api_domain_name(v); }
+json shown(MemoryOp v) { return memory_op_name(v); }
+json shown(TraceClock v) { return trace_clock_name(v); }
+template <class T> json shown(T v) {
+    if constexpr (std::is_enum_v<T>) return static_cast<std::underlying_type_t<T>>(v);  // no name defined yet
+    else return v;
+}
+
+// A field visitor (see fields.h) that puts each field into a JSON object under its name.
+struct JsonFields {
+    const TraceReader& reader;
+    json& out;
+
+    template <class T> void u(const char* name, const T& v) { out[name] = shown(v); }
+    template <class T> void s(const char* name, const T& v) { out[name] = v; }
+    void str(const char* name, const StringId& id) { out[name] = std::string(reader.string(id)); }
+    void time(const char* name, const Timestamp& t) { out[name] = t; }
+    void end(const char* name, const Timestamp& e, const Timestamp&) { out[name] = e; }
+    void corr(const char* name, const uint32_t& c) { out[name] = c; }
+    void bytes(const char* name, const uint8_t* data, const uint32_t& size, uint32_t max) {
+        static const char kHex[] = "0123456789abcdef";
+        std::string hex;
+        for (uint32_t i = 0; i < size && i < max; ++i) {
+            hex += kHex[data[i] >> 4];
+            hex += kHex[data[i] & 15];
+        }
+        out[name] = hex;
+    }
+    void frames(const char* name, const uint64_t* f, const uint32_t& count, uint32_t max) {
+        out[name] = std::vector<uint64_t>(f, f + (count < max ? count : max));
+    }
+    void text(const char* name, const std::string& t) { out[name] = t; }
+    void texts(const char* name, const TraceHeader& h) { out[name] = h.argv; }
+};
+
 json record_json(const TraceReader& r, const Record& rec) {
-    auto str = [&](StringId id) { return std::string(r.string(id)); };
-    switch (rec.kind) {
-    case RecordKind::Kernel: {
-        const Kernel& k = rec.kernel;
-        std::string name = str(k.name);
-        return {{"k", "kernel"}, {"name", name}, {"demangled", demangle(name)}, {"start", k.start}, {"end", k.end},
-                {"device", k.device}, {"context", k.context}, {"stream", k.stream}, {"corr", k.correlation},
-                {"grid", {k.grid_x, k.grid_y, k.grid_z}}, {"block", {k.block_x, k.block_y, k.block_z}},
-                {"dyn_smem", k.dynamic_shared_bytes}, {"static_smem", k.static_shared_bytes},
-                {"registers", k.registers_per_thread}, {"graph_id", k.graph_id}};
-    }
-    case RecordKind::Memcpy: {
-        const Memcpy& m = rec.memcpy;
-        return {{"k", "memcpy"}, {"kind", memcpy_kind_name(m.copy_kind)}, {"src", memory_kind_name(m.src_kind)},
-                {"dst", memory_kind_name(m.dst_kind)}, {"bytes", m.bytes}, {"start", m.start}, {"end", m.end},
-                {"device", m.device}, {"peer", m.peer_device}, {"stream", m.stream}, {"corr", m.correlation},
-                {"graph_id", m.graph_id}, {"async", m.async}};
-    }
-    case RecordKind::Memset: {
-        const Memset& m = rec.memset;
-        return {{"k", "memset"}, {"bytes", m.bytes}, {"value", m.value}, {"start", m.start}, {"end", m.end},
-                {"device", m.device}, {"stream", m.stream}, {"corr", m.correlation}, {"graph_id", m.graph_id}};
-    }
-    case RecordKind::ApiCall: {
-        const ApiCall& a = rec.api;
-        return {{"k", "api"}, {"name", str(a.name)}, {"start", a.start}, {"end", a.end}, {"tid", a.tid},
-                {"corr", a.correlation}, {"result", a.result},
-                {"domain", a.domain == ApiDomain::Runtime ? "runtime" : "driver"}};
-    }
-    case RecordKind::Nvtx: {
-        const Nvtx& n = rec.nvtx;
-        return {{"k", "nvtx"}, {"name", str(n.name)}, {"domain", str(n.domain)}, {"type", nvtx_type_name(n.type)},
-                {"start", n.start}, {"end", n.end}, {"tid", n.tid}, {"depth", n.depth}};
-    }
-    case RecordKind::GraphLaunch: {
-        const GraphLaunch& g = rec.graph_launch;
-        return {{"k", "graph_launch"}, {"graph_id", g.graph_id}, {"start", g.start}, {"end", g.end},
-                {"stream", g.stream}, {"corr", g.correlation}};
-    }
-    case RecordKind::Dropped:
-        return {{"k", "dropped"}, {"count", rec.dropped.count}, {"source", drop_source_name(rec.dropped.source)}};
-    case RecordKind::Capture:
-        return {{"k", "capture"}, {"action", rec.capture.action == CaptureAction::Start ? "start" : "stop"},
-                {"reason", capture_reason_name(rec.capture.reason)}, {"timestamp", rec.capture.timestamp}};
-    case RecordKind::Status:
-        return {{"k", "status"}, {"component", component_name(rec.status.component)},
-                {"level", status_level_name(rec.status.level)}, {"code", rec.status.code},
-                {"message", str(rec.status.message)}};
-    case RecordKind::CudaInfo:
-        return {{"k", "cuda_info"}, {"driver", rec.cuda_info.driver_version},
-                {"cupti_api", rec.cuda_info.cupti_api_version}, {"cupti_library", str(rec.cuda_info.cupti_library)}};
-    case RecordKind::Device:
-        return {{"k", "device"}, {"id", rec.device.id}, {"name", str(rec.device.name)},
-                {"cc", std::to_string(rec.device.cc_major) + "." + std::to_string(rec.device.cc_minor)}};
-    case RecordKind::Thread:
-        return {{"k", "thread"}, {"tid", rec.thread.tid}, {"name", str(rec.thread.name)}};
-    case RecordKind::End:
-        return {{"k", "end"}, {"records_written", rec.end.records_written},
-                {"records_dropped", rec.end.records_dropped}, {"timestamp", rec.end.timestamp}};
-    default:
-        return {{"k", std::string(record_kind_name(rec.kind))}};
-    }
+    json j = {{"k", std::string(record_kind_name(rec.kind))}};
+    JsonFields fields{r, j};
+    visit(rec, [&](const auto& record) {
+        using R = std::remove_cvref_t<decltype(record)>;
+        describe(fields, const_cast<R&>(record));  // JsonFields only reads
+        if constexpr (std::is_same_v<R, Kernel>) j["demangled"] = demangle(r.string(record.name));
+    });
+    return j;
+}
+
+json header_json(const TraceReader& r, const char* file) {
+    const TraceHeader& h = r.header();
+    json j = {{"k", "header"}, {"file", file},
+              {"version", std::to_string(h.version_major) + "." + std::to_string(h.version_minor)},
+              {"features", h.features}};
+    JsonFields fields{r, j};
+    describe_header(fields, h);
+    return j;
 }
 
 }  // namespace
@@ -114,10 +123,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         try {
             TraceReader r(argv[i]);
-            const TraceHeader& h = r.header();
-            emit({{"k", "header"}, {"file", argv[i]}, {"pid", h.pid}, {"ppid", h.ppid}, {"executable", h.executable},
-                  {"argv", h.argv}, {"producer", h.producer}, {"run_id", h.run_id},
-                  {"version", std::to_string(h.version_major) + "." + std::to_string(h.version_minor)}});
+            emit(header_json(r, argv[i]));
             Record rec;
             while (r.next(rec)) emit(record_json(r, rec));
             const ReadStats& s = r.stats();

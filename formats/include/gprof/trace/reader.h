@@ -26,28 +26,25 @@ public:
 struct Record {
     RecordKind kind;
     union {
-        Thread thread;
-        Device device;
-        CudaInfo cuda_info;
-        ApiCall api;
-        Kernel kernel;
-        Memcpy memcpy;
-        Memset memset;
-        Sync sync;
-        Nvtx nvtx;
-        Memory memory;
-        Overhead overhead;
-        Dropped dropped;
-        Capture capture;
-        Backtrace backtrace;
-        Module module;
-        GraphLaunch graph_launch;
-        ExternalCorrelation external_correlation;
-        Status status;
-        End end;
+#define GPROF_TRACE_RECORD_MEMBER(Kind, number, member, name) Kind member;
+        GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_RECORD_MEMBER)
+#undef GPROF_TRACE_RECORD_MEMBER
     };
     Record() : kind(RecordKind::End), end() {}
 };
+
+// Calls f with the valid member of r (as `const Kernel&`, `const Memcpy&`, ...). An overload set that misses a
+// kind does not compile, so a visitor handles every kind or says (with a generic overload) what it ignores.
+template <class F> decltype(auto) visit(const Record& r, F&& f) {
+    switch (r.kind) {
+#define GPROF_TRACE_VISIT(Kind, number, member, name) \
+    case RecordKind::Kind: return f(r.member);
+        GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_VISIT)
+#undef GPROF_TRACE_VISIT
+        default: break;
+    }
+    return f(r.end);  // unreachable: the reader surfaces data kinds only
+}
 
 struct ReadStats {
     uint64_t file_bytes = 0;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace gprof::trace {
 
@@ -27,30 +28,72 @@ enum FeatureBits : uint32_t {
 // String record defining an id always precedes its first use in the file.
 using StringId = uint32_t;
 
+// THE list of record kinds; everything per kind derives from it: the RecordKind enumeration, record_kind_name,
+// the reader's Record union and dispatch, TraceWriter::add, the report model's per-kind storage and the test
+// dumper. X(Kind, number, member, "name"):
+//   Kind      the RecordKind enumerator and the struct below that holds one decoded record;
+//   number    its kind byte on disk (never reused; a new kind takes the next number and bumps kFormatMinor);
+//   member    its member of the reader's Record union (reader.h);
+//   "name"    its stable display name (record_kind_name; part of the report schema).
+// To add a kind: append a line here, define its struct below, and give it a field list in fields.h. The compiler
+// then refuses every place that does not handle it (see the static_asserts in fields.h and reader.cpp).
+// Header (1) and String (2) frame the file rather than carry data; the reader consumes them itself.
+#define GPROF_TRACE_RECORD_KINDS(X)                                                                              \
+    X(Thread, 3, thread, "thread")                                 /* OS thread name */                          \
+    X(Device, 4, device, "device")                                 /* GPU properties */                          \
+    X(CudaInfo, 5, cuda_info, "cuda_info")                         /* driver / runtime / CUPTI versions */       \
+    X(ApiCall, 6, api, "api_call")                                 /* CUDA runtime or driver API call */         \
+    X(Kernel, 7, kernel, "kernel")                                                                               \
+    X(Memcpy, 8, memcpy, "memcpy")                                                                               \
+    X(Memset, 9, memset, "memset")                                                                               \
+    X(Sync, 10, sync, "sync")                                      /* event/stream/context sync, wait event */   \
+    X(Nvtx, 11, nvtx, "nvtx")                                      /* push/pop, start/end range or mark */       \
+    X(Memory, 12, memory, "memory")                                /* device memory allocation / release */      \
+    X(Overhead, 13, overhead, "overhead")                          /* CUPTI / driver overhead intervals */       \
+    X(Dropped, 14, dropped, "dropped")                             /* records lost, counted */                   \
+    X(Capture, 15, capture, "capture")                             /* capture range start / stop markers */      \
+    X(Backtrace, 16, backtrace, "backtrace")                       /* return addresses of an API call */         \
+    X(Module, 17, module, "module")                                /* a loaded object, for symbolisation */      \
+    X(GraphLaunch, 18, graph_launch, "graph_launch")                                                             \
+    X(ExternalCorrelation, 19, external_correlation, "external_correlation")                                     \
+    X(Status, 20, status, "status")                                /* a component's state ("CUPTI unavailable") */ \
+    X(End, 21, end, "end")                                         /* clean end of trace; absent when it died */
+
 enum class RecordKind : uint8_t {
-    Header = 1,      // always the first record of a file
-    String = 2,      // interned string definition (consumed by the reader, not surfaced)
-    Thread = 3,      // OS thread name
-    Device = 4,      // GPU properties
-    CudaInfo = 5,    // driver / runtime / CUPTI versions, CUPTI library used
-    ApiCall = 6,     // CUDA runtime or driver API call
-    Kernel = 7,
-    Memcpy = 8,
-    Memset = 9,
-    Sync = 10,       // synchronization (event/stream/context sync, stream wait event)
-    Nvtx = 11,       // NVTX push/pop range, start/end range or mark
-    Memory = 12,     // device memory allocation / release
-    Overhead = 13,   // CUPTI / driver overhead intervals
-    Dropped = 14,    // records lost, counted
-    Capture = 15,    // capture range start / stop markers
-    Backtrace = 16,  // return addresses of an API call
-    Module = 17,     // a loaded object (for symbolisation outside the target)
-    GraphLaunch = 18,
-    ExternalCorrelation = 19,
-    Status = 20,     // a component's state: "CUPTI unavailable: ...", "no CUDA device", ...
-    End = 21,        // clean end of trace; absent when the process died
+    Header = 1,  // always the first record of a file
+    String = 2,  // interned string definition (consumed by the reader, not surfaced)
+#define GPROF_TRACE_KIND_ENUMERATOR(Kind, number, member, name) Kind = number,
+    GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_KIND_ENUMERATOR)
+#undef GPROF_TRACE_KIND_ENUMERATOR
 };
-inline constexpr uint8_t kMaxRecordKind = 21;
+
+// Every data kind of the list, in list order.
+inline constexpr RecordKind kDataRecordKinds[] = {
+#define GPROF_TRACE_KIND_VALUE(Kind, number, member, name) RecordKind::Kind,
+    GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_KIND_VALUE)
+#undef GPROF_TRACE_KIND_VALUE
+};
+
+// The highest kind number this reader knows.
+inline constexpr uint8_t kMaxRecordKind = [] {
+    uint8_t max = static_cast<uint8_t>(RecordKind::String);
+    for (RecordKind k : kDataRecordKinds) max = static_cast<uint8_t>(k) > max ? static_cast<uint8_t>(k) : max;
+    return max;
+}();
+
+// Kind numbers follow on from String without gaps or repeats (a reader counts anything above kMaxRecordKind as
+// "newer than me"; a gap would make it silently misfile a kind).
+static_assert([] {
+    bool seen[256] = {};
+    for (RecordKind k : kDataRecordKinds) {
+        auto n = static_cast<uint8_t>(k);
+        if (n <= static_cast<uint8_t>(RecordKind::String) || seen[n]) return false;
+        seen[n] = true;
+    }
+    for (unsigned n = static_cast<unsigned>(RecordKind::String) + 1; n <= kMaxRecordKind; ++n)
+        if (!seen[n]) return false;
+    return true;
+}(), "GPROF_TRACE_RECORD_KINDS: kind numbers must run from 3 upwards without gaps or repeats");
 
 // Timestamps are nanoseconds on the trace clock (see ClockReference). 0 means "unknown" (CUPTI documents zero
 // timestamps when its device buffers run short); never treat 0 as time zero.
@@ -300,5 +343,25 @@ struct End {
     uint64_t records_written = 0;  // all records of the file except Header, String and End
     uint64_t records_dropped = 0;  // sum of Dropped.count
 };
+
+// ----- per-kind traits derived from the list -------------------------------------------------------------
+
+// The kind of a record struct: RecordKindOf<Kernel>::value == RecordKind::Kernel.
+template <class R> struct RecordKindOf;
+#define GPROF_TRACE_KIND_OF(Kind, number, member, name) \
+    template <> struct RecordKindOf<Kind> { static constexpr RecordKind value = RecordKind::Kind; };
+GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_KIND_OF)
+#undef GPROF_TRACE_KIND_OF
+
+// A struct of this header that holds one record of a data kind.
+template <class R> concept RecordStruct = requires { RecordKindOf<R>::value; };
+
+// Records are plain data: the collector passes them between its threads by value, and the reader's Record union
+// holds them side by side.
+#define GPROF_TRACE_PLAIN(Kind, number, member, name)                                \
+    static_assert(std::is_trivially_copyable_v<Kind> && std::is_standard_layout_v<Kind>, \
+                  #Kind " must stay plain data (no pointers to owned memory, no virtuals)");
+GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_PLAIN)
+#undef GPROF_TRACE_PLAIN
 
 }  // namespace gprof::trace

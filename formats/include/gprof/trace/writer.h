@@ -40,24 +40,13 @@ public:
     StringId intern(const char* s, size_t len);
     StringId intern(const char* s) { return intern(s ? s : "", s ? std::strlen(s) : 0); }
 
-    void add(const Thread& r);
-    void add(const Device& r);
-    void add(const CudaInfo& r);
-    void add(const ApiCall& r);
-    void add(const Kernel& r);
-    void add(const Memcpy& r);
-    void add(const Memset& r);
-    void add(const Sync& r);
-    void add(const Nvtx& r);
-    void add(const Memory& r);
-    void add(const Overhead& r);
-    void add(const Dropped& r);
-    void add(const Capture& r);
-    void add(const Backtrace& r);
-    void add(const Module& r);
-    void add(const GraphLaunch& r);
-    void add(const ExternalCorrelation& r);
-    void add(const Status& r);
+    // Appends one record of any kind of GPROF_TRACE_RECORD_KINDS but End (finish() writes that one).
+    template <RecordStruct R>
+        requires(RecordKindOf<R>::value != RecordKind::End)
+    void add(const R& r) {
+        if constexpr (RecordKindOf<R>::value == RecordKind::Dropped) records_dropped_ += r.count;
+        add_record(r);
+    }
 
     // Seals the open chunk (if it holds anything) and writes it. False once the descriptor has failed.
     bool flush();
@@ -83,7 +72,7 @@ public:
     uint64_t bytes_written() const { return bytes_written_; }
 
 private:
-    template <class R> void add_record(RecordKind kind, const R& r);
+    template <RecordStruct R> void add_record(const R& r);  // defined for every kind in writer.cpp
     void begin_chunk();
     bool write_chunk(const uint8_t* data, size_t size);
     bool reserve(size_t bytes);
