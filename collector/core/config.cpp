@@ -88,7 +88,11 @@ Config parse_config(EnvLookup lookup) {
             size_t at = spec.rfind('@');
             c.capture = CaptureMode::NvtxRange;
             c.capture_nvtx_name = std::string(at == std::string_view::npos ? spec : spec.substr(0, at));
-            if (at != std::string_view::npos) c.capture_nvtx_domain = std::string(spec.substr(at + 1));
+            if (at != std::string_view::npos) {
+                std::string_view domain = spec.substr(at + 1);
+                if (domain == "*") c.capture_nvtx_any_domain = true;
+                else c.capture_nvtx_domain = std::string(domain);
+            }
             if (c.capture_nvtx_name.empty()) {
                 c.capture = CaptureMode::None;
                 bad(env::kCaptureRange, v, "empty range name");
@@ -96,6 +100,31 @@ Config parse_config(EnvLookup lookup) {
         } else {
             bad(env::kCaptureRange, v, "expected none, cudaProfilerApi or nvtx:NAME[@DOMAIN]");
         }
+    }
+    if (const char* v = lookup(env::kCaptureRangeEnd); v && *v) {
+        std::string_view s(v);
+        uint64_t n = 0;
+        if (s == "stop") c.capture_end = CaptureRangeEnd::Stop;
+        else if (s == "none") c.capture_end = CaptureRangeEnd::None;
+        else if (s == "repeat") c.capture_end = CaptureRangeEnd::Repeat;
+        else if (s.substr(0, 7) == "repeat:" && parse_u64(s.substr(7), n) && n > 0 && n <= 0xFFFFFFFFu) {
+            c.capture_end = CaptureRangeEnd::Repeat;
+            c.capture_end_count = static_cast<uint32_t>(n);
+        } else {
+            bad(env::kCaptureRangeEnd, v, "expected stop, repeat, repeat:N (N >= 1) or none");
+        }
+    }
+    if (const char* v = lookup(env::kCudaGraphTrace); v && *v) {
+        std::string_view s(v);
+        if (s == "node") c.graph_trace = GraphTrace::Node;
+        else if (s == "graph") c.graph_trace = GraphTrace::Graph;
+        else bad(env::kCudaGraphTrace, v, "expected node or graph");
+    }
+    if (const char* v = lookup(env::kCudaNestedDriverCalls); v && *v) {
+        std::string_view s(v);
+        if (s == "1") c.nested_driver_calls = true;
+        else if (s == "0") c.nested_driver_calls = false;
+        else bad(env::kCudaNestedDriverCalls, v, "expected 0 or 1");
     }
 
     if (const char* v = lookup(env::kDelay); v && *v) {
@@ -117,7 +146,6 @@ Config parse_config(EnvLookup lookup) {
         if (s == "trace" || s == "debug" || s == "info" || s == "warn" || s == "error" || s == "off") c.log_level = v;
         else bad(env::kLogLevel, v, "expected trace|debug|info|warn|error|off");
     }
-    if (const char* v = lookup(env::kCuptiLib); v && *v) c.cupti_lib = v;
 
     if (const char* v = lookup(env::kFlushMs); v && *v) {
         uint64_t n = 0;

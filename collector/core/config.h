@@ -15,6 +15,19 @@ enum class CaptureMode : uint8_t {
     NvtxRange = 2,        // only inside the NVTX range named capture_nvtx_name (in capture_nvtx_domain)
 };
 
+// What ends a capture range (GPROF_CAPTURE_RANGE_END; nsys's --capture-range-end).
+enum class CaptureRangeEnd : uint8_t {
+    Stop = 0,    // recording ends with the first range; later ranges are ignored
+    Repeat = 1,  // every later range records again (at most capture_end_count ranges when that is not 0)
+    None = 2,    // the first range opens recording and nothing closes it
+};
+
+// How CUDA graph launches are recorded (GPROF_CUDA_GRAPH_TRACE; nsys's --cuda-graph-trace).
+enum class GraphTrace : uint8_t {
+    Node = 0,   // every kernel/memcpy/memset node of every launch, with graph and node ids
+    Graph = 1,  // one GraphLaunch record per launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE), no node records
+};
+
 struct Config {
     std::string output_dir;       // GPROF_OUTPUT_DIR; empty = current directory
     std::string run_id;           // GPROF_RUN_ID
@@ -24,12 +37,16 @@ struct Config {
     CaptureMode capture = CaptureMode::None;  // GPROF_CAPTURE_RANGE
     std::string capture_nvtx_name;
     std::string capture_nvtx_domain;          // empty = default domain
+    bool capture_nvtx_any_domain = false;     // "NAME@*"
+    CaptureRangeEnd capture_end = CaptureRangeEnd::Stop;  // GPROF_CAPTURE_RANGE_END
+    uint32_t capture_end_count = 0;           // "repeat:N": N; 0 = no limit
+    GraphTrace graph_trace = GraphTrace::Node;  // GPROF_CUDA_GRAPH_TRACE
+    bool nested_driver_calls = false;         // GPROF_CUDA_NESTED_DRIVER_CALLS=1
     double delay_sec = 0;         // GPROF_DELAY_SEC
     double duration_sec = 0;      // GPROF_DURATION_SEC; 0 = unlimited
     bool no_children = false;     // GPROF_NO_CHILDREN=1
     int64_t root_pid = 0;         // GPROF_ROOT_PID
     std::string log_level = "warn";  // GPROF_LOG_LEVEL
-    std::string cupti_lib;        // GPROF_CUPTI_LIB
     uint32_t flush_ms = 100;      // GPROF_FLUSH_MS, clamped to 10..200
     uint32_t buffer_mb = 8;       // GPROF_BUFFER_MB, clamped to 1..256
 

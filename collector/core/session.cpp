@@ -15,16 +15,19 @@
 #include <mutex>
 #include <thread>
 
+#include "core/capture_window.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/log.h"
+#include "core/process_info.h"
+#include "core/reentry.h"
 #include "cupti/session.h"
 #include "gprof/version.h"
-#include "core/log.h"
+#include "nvtx/capture.h"
 #include "nvtx/names.h"
 #include "nvtx/recorder.h"
 #include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
-#include "core/process_info.h"
 
 namespace gprof::collector {
 
@@ -34,16 +37,12 @@ namespace {
 
 constexpr auto kExitWatchdog = std::chrono::seconds(3);
 
-// Module and thread records, capture window markers: a Pipeline hook on the writer thread.
+// Module and thread records, and the capture window's clock: a Pipeline hook on the writer thread.
 struct ProcessRecorder {
     ModuleScanner modules;
     ThreadNamer threads;
     nvtx::Recorder* nvtx = nullptr;
     uint64_t ticks = 0;
-    tr::Timestamp delay_at = 0;     // GPROF_DELAY_SEC reached (0 = no delay)
-    tr::Timestamp duration_at = 0;  // GPROF_DURATION_SEC reached (0 = unlimited)
-    bool delay_done = false, duration_done = false;
-    bool cuda = false;  // the CUPTI session runs: it writes its own Capture records on pause/resume
 
     static void hook(void* ctx, tr::TraceWriter& w, bool final) { static_cast<ProcessRecorder*>(ctx)->run(w, final); }
 
@@ -54,29 +53,7 @@ struct ProcessRecorder {
             nvtx->clear_new_threads();
         }
         if (final) threads.scan_all(w);
-        tr::Timestamp now = clock::now();
-        if (delay_at && !delay_done && (now >= delay_at || final)) {
-            delay_done = true;
-            if (now >= delay_at) window(w, tr::CaptureAction::Start, tr::CaptureReason::Delay, delay_at);
-        }
-        if (duration_at && !duration_done && now >= duration_at) {
-            duration_done = true;
-            window(w, tr::CaptureAction::Stop, tr::CaptureReason::Duration, duration_at);
-        }
-    }
-
-    void window(tr::TraceWriter& w, tr::CaptureAction action, tr::CaptureReason reason, tr::Timestamp at) {
-        if (cuda) {
-            auto& s = cupti::Session::instance();
-            if (action == tr::CaptureAction::Start) s.resume(reason);
-            else s.pause(reason);
-            return;
-        }
-        tr::Capture c;
-        c.timestamp = at;
-        c.action = action;
-        c.reason = reason;
-        w.add(c);
+        else capture_window().tick(clock::now());  // the delay's and the duration's edges
     }
 };
 
@@ -107,7 +84,7 @@ std::atomic<bool> g_cuda_ok{false};
 std::atomic<bool> g_nvtx_attached{false};
 std::atomic<bool> g_shutdown_done{false};
 std::atomic<bool> g_in_fatal{false};
-thread_local bool t_busy = false;  // re-entry guard: an entry point reached again from inside our own code
+thread_local bool t_busy = false;  // ReentryGuard flag: an entry point reached again from inside our own code
 
 // ---- fatal signals ----
 
@@ -226,29 +203,13 @@ void ensure_started_locked() {
             nvtx::g_recording.store(false);
             return;  // pipeline leaked: it may hold a failed thread object
         }
+        CaptureWindow::Options wo = CaptureWindow::options_for(s.config, s.started_at);
         nvtx::Recorder::Options ro;
-        if (s.config.delay_sec > 0) ro.window_start = s.started_at + static_cast<uint64_t>(s.config.delay_sec * 1e9);
-        if (s.config.duration_sec > 0)
-            ro.window_end = (ro.window_start ? ro.window_start : s.started_at) +
-                            static_cast<uint64_t>(s.config.duration_sec * 1e9);
-        if (s.config.capture == CaptureMode::NvtxRange) {
-            ro.capture = true;
-            ro.capture_name = s.config.capture_nvtx_name;
-            ro.capture_domain = s.config.capture_nvtx_domain;
-            ro.on_capture = [](bool start) {
-                // CUDA activity follows the NVTX range (switched here, at most one flush period late).
-                if (!g_cuda_ok.load()) return false;
-                auto& cupti_session = cupti::Session::instance();
-                if (start) cupti_session.resume(tr::CaptureReason::NvtxRange);
-                else cupti_session.pause(tr::CaptureReason::NvtxRange);
-                return true;
-            };
-        }
+        ro.window_start = wo.open_at;
+        ro.window_end = wo.close_at;
         auto* recorder = new nvtx::Recorder(ro);
         auto* process = new ProcessRecorder();
         process->nvtx = recorder;
-        process->delay_at = ro.window_start;
-        process->duration_at = ro.window_end;
         pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder);
         pipeline->add_periodic_hook(ProcessRecorder::hook, process);
 
@@ -261,8 +222,14 @@ void ensure_started_locked() {
                                   (clock::uses_tsc() ? "TSC calibrated to CLOCK_MONOTONIC" : "CLOCK_MONOTONIC") +
                                   "; nvtx " + (s.config.trace_nvtx ? "on" : "off") + ", cuda " +
                                   (s.config.trace_cuda ? "on" : "off"));
-        if (s.config.capture == CaptureMode::None && s.config.delay_sec <= 0)
-            pipeline->post_capture(tr::CaptureAction::Start, tr::CaptureReason::SessionStart, s.started_at);
+        capture_window().begin(pipeline, wo, s.started_at);
+        if (s.config.capture == CaptureMode::NvtxRange) {
+            nvtx::CaptureTarget target;
+            target.name = s.config.capture_nvtx_name;
+            target.domain = s.config.capture_nvtx_domain;
+            target.any_domain = s.config.capture_nvtx_any_domain;
+            nvtx::arm_capture(target);
+        }
 
         s.pipeline = pipeline;
         s.recorder = recorder;
@@ -304,6 +271,8 @@ void on_fork_child() {
     g_cuda_ok.store(false);
     g_shutdown_done.store(false);
     g_in_fatal.store(false);
+    capture_window().reset_after_fork();
+    nvtx::reset_capture_after_fork();
     nvtx::reset_after_fork();
     nvtx::names().reset_after_fork();
     g_mutex.unlock();  // taken in on_fork_prepare
@@ -352,48 +321,67 @@ template <class Fn> bool run_with_watchdog(std::chrono::milliseconds limit, Fn f
 }  // namespace
 
 void session_preload_init() noexcept {
-    if (t_busy) return;
-    t_busy = true;
+    ReentryGuard guard(t_busy);
+    if (!guard.entered()) return;
     try {
         std::lock_guard lock(g_mutex);
         ensure_started_locked();
     } catch (...) {
     }
-    t_busy = false;
 }
 
 void session_on_new_stream() noexcept {
-    if (!g_child_pending.load(std::memory_order_acquire) || t_busy) return;
+    if (!g_child_pending.load(std::memory_order_acquire)) return;
     session_preload_init();
 }
 
 int session_initialize_nvtx(nvtx::GetExportTable table) noexcept {
-    if (t_busy) return 0;
-    t_busy = true;
-    int result = 0;
+    ReentryGuard guard(t_busy);
+    if (!guard.entered()) return 0;
     try {
-        bool enabled = false;
+        bool events = false, capture = false;
         {
             std::lock_guard lock(g_mutex);
             ensure_started_locked();
-            enabled = state().active && state().config.trace_nvtx;
+            events = state().active && state().config.trace_nvtx;
+            capture = state().active && state().config.capture == CaptureMode::NvtxRange;
         }
         // Once per module that uses NVTX (an app and each of its libraries with their own NVTX copy): every
-        // module's table points at the same handlers, hence one state.
-        if (enabled && nvtx::attach(table)) {
-            result = 1;
+        // module's table points at the same handlers, hence one state. An NVTX capture range needs the handlers
+        // even when NVTX itself is not traced (--trace cuda -c nvtx:NAME).
+        if ((events || capture) && nvtx::attach(table, events)) {
             if (!g_nvtx_attached.exchange(true)) log::debug("NVTX handlers attached");
+            return 1;
         }
     } catch (...) {
-        result = 0;
     }
-    t_busy = false;
-    return result;  // 0: the NVTX loader unloads the tool and NVTX calls stay no-ops
+    return 0;  // the NVTX loader unloads the tool and NVTX calls stay no-ops
 }
 
+namespace {
+
+cupti::SessionOptions cupti_options(const Config& config) {
+    cupti::SessionOptions so;
+    so.load = cupti::load_options_from_environment();
+    so.buffer_bytes = static_cast<size_t>(config.buffer_mb) << 20;
+    so.start_paused = !capture_window().is_open();
+    so.backtrace_depth = config.backtrace_depth;
+    so.graph_level = config.graph_trace == GraphTrace::Graph;
+    so.nested_driver_calls = config.nested_driver_calls;
+    so.timestamp = &gprof_collector_cupti_timestamp;
+    so.profiler_range = [](bool start) {
+        // From inside the cudaProfilerStart/Stop callback.
+        if (start) capture_window().open_range(tr::CaptureReason::ProfilerApi, clock::now());
+        else capture_window().close_range(tr::CaptureReason::ProfilerApi, clock::now());
+    };
+    return so;
+}
+
+}  // namespace
+
 int session_initialize_injection() noexcept {
-    if (t_busy) return 1;
-    t_busy = true;
+    ReentryGuard guard(t_busy);
+    if (!guard.entered()) return 1;
     try {
         Pipeline* pipeline = nullptr;
         Config config;
@@ -405,43 +393,33 @@ int session_initialize_injection() noexcept {
                 config = state().config;
             }
         }
-        if (pipeline && !g_cuda_attempted.exchange(true)) {
-            if (!config.trace_cuda) {
-                pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Info, 0,
-                                      "CUDA activity not recorded: turned off (GPROF_TRACE)");
-            } else {
-                cupti::SessionOptions so;
-                so.load = cupti::load_options_from_environment();
-                so.buffer_bytes = static_cast<size_t>(config.buffer_mb) << 20;
-                so.capture_profiler_api = config.capture == CaptureMode::CudaProfilerApi;
-                so.start_paused = config.delay_sec > 0 || config.capture == CaptureMode::NvtxRange;
-                so.backtrace_depth = config.backtrace_depth;
-                so.timestamp = &gprof_collector_cupti_timestamp;
-                // No lock of ours is held: CUPTI may call back (buffers, resources) on this or other threads.
-                cupti::StartResult r = cupti::Session::instance().start(*pipeline, so);
-                if (r.ok) {
-                    g_cuda_ok.store(true);
-                    {
-                        std::lock_guard lock(g_mutex);
-                        if (state().process) state().process->cuda = true;
-                    }
-                    pipeline->add_periodic_hook(
-                        [](void*, tr::TraceWriter&, bool final) {
-                            // Periodic flush: completed buffers reach the file within one period. The forced
-                            // flush at exit runs separately, under a watchdog.
-                            if (!final) cupti::Session::instance().flush(false);
-                        },
-                        nullptr);
-                } else {
-                    std::string line = "CUDA activity not recorded: " + r.reason;
-                    log::warn("{}", line);
-                    pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, r.code, line);
-                }
-            }
+        if (!pipeline || g_cuda_attempted.exchange(true)) return 1;
+        if (!config.trace_cuda) {
+            pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Info, 0,
+                                  "CUDA activity not recorded: turned off (GPROF_TRACE)");
+            return 1;
         }
+        // No lock of ours is held: CUPTI may call back (buffers, resources) on this or other threads.
+        auto& session = cupti::Session::instance();
+        cupti::StartResult r = session.start(*pipeline, cupti_options(config));
+        if (!r.ok) {
+            std::string line = "CUDA activity not recorded: " + r.reason;
+            log::warn("{}", line);
+            pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, r.code, line);
+            return 1;
+        }
+        g_cuda_ok.store(true);
+        // The window may have moved while CUPTI was starting: from here on it switches CUPTI itself.
+        capture_window().attach_cupti(&session);
+        pipeline->add_periodic_hook(
+            [](void*, tr::TraceWriter&, bool final) {
+                // Periodic flush: completed buffers reach the file within one period. The forced flush at exit
+                // runs separately, under a watchdog.
+                if (!final) cupti::Session::instance().flush(false);
+            },
+            nullptr);
     } catch (...) {
     }
-    t_busy = false;
     return 1;
 }
 
@@ -489,7 +467,7 @@ void session_shutdown() noexcept {
             pipeline->post_status(tr::Component::Driver, tr::StatusLevel::Warning, 0,
                                   "CUDA activity not recorded: " + reason);
         }
-        pipeline->post_capture(tr::CaptureAction::Stop, tr::CaptureReason::ProcessExit);
+        capture_window().close_at_exit(clock::now());
         bool finished = run_with_watchdog(kExitWatchdog, [pipeline] { pipeline->finish(); });
         if (!finished) log::warn("the trace writer did not finish within 3 s; the trace may lack its end");
         g_pipeline.store(nullptr, std::memory_order_release);
@@ -500,7 +478,7 @@ void session_shutdown() noexcept {
 }
 
 void session_finish_before_exit() noexcept {
-    if (t_busy || g_in_fatal.load()) return;
+    if (t_busy || g_in_fatal.load()) return;  // inside our own code, or dying of a signal
     if (!g_mutex.try_lock()) return;
     State& s = state();
     bool ours = s.active && s.identity.pid == static_cast<int64_t>(::syscall(SYS_getpid));

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gprof/inject/environment.h"
+
 namespace gprof::collector::cupti {
 namespace {
 
@@ -66,7 +68,7 @@ void resolve_optional(void* handle, const char* name, F& slot) {
 
 LoadOptions load_options_from_environment() {
     LoadOptions o;
-    if (const char* p = std::getenv("GPROF_CUPTI_LIB"); p && *p) o.explicit_path = p;
+    if (const char* p = std::getenv(env::kCuptiLib); p && *p) o.explicit_path = p;
     if (const char* p = std::getenv("CUDA_HOME"); p && *p) o.cuda_home = p;
     return o;
 }

@@ -7,21 +7,22 @@
 #include <exception>
 #include <new>
 
-#include "cupti/translate.h"
+#include "core/process_info.h"
+#include "core/reentry.h"
 #include "cupti/buffers.h"
 #include "cupti/probes.h"
+#include "cupti/translate.h"
 
 namespace gprof::collector::cupti {
 namespace {
 
-using trace::CaptureAction;
-using trace::CaptureReason;
 using trace::StatusLevel;
 
 // Per thread: depth inside runtime API calls (a driver call made by the runtime gets no backtrace of its own)
-// and a guard for the driver queries we make ourselves from inside a callback.
+// and the re-entry flag of the subscriber callback (the driver queries we make from inside a callback call
+// back again).
 thread_local int t_runtime_depth = 0;
-thread_local bool t_in_collector = false;
+thread_local bool t_in_callback = false;
 
 // CUPTI's buffer callbacks carry no user pointer: they go to the session that registered them last.
 std::atomic<Session*> g_buffer_session{nullptr};
@@ -50,13 +51,6 @@ void CUPTIAPI subscriber_callback(void* userdata, CUpti_CallbackDomain domain, C
     static_cast<Session*>(userdata)->on_callback(domain, cbid, data);
 }
 
-bool libcuda_loaded() {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h) return false;
-    dlclose(h);
-    return true;
-}
-
 // One line naming what refused us and what the user can do about it.
 std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc) {
     std::string name = result_name(api, rc);
@@ -80,7 +74,7 @@ std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc) 
                    "): no GPU activity is recorded";
         case CUPTI_ERROR_UNKNOWN:
         case CUPTI_ERROR_NOT_INITIALIZED:
-            if (!libcuda_loaded())
+            if (!cuda_driver_loaded())
                 return std::string("no CUDA driver in this process (") + name + " from " + what +
                        "): no GPU activity is recorded";
             return std::string("CUPTI could not initialise (") + name + " from " + what +
@@ -103,23 +97,50 @@ const char* kind_name(CUpti_ActivityKind k) {
         case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
         case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return "GRAPH_TRACE";
+        case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return "MEMORY_POOL";
         default: return "?";
     }
 }
 
 }  // namespace
 
-const std::vector<CUpti_ActivityKind>& traced_activity_kinds() {
-    // Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises every kernel launch.
-    static const std::vector<CUpti_ActivityKind> kinds = {
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level) {
+    // Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises every kernel launch. GRAPH_TRACE only on request: while it
+    // is enabled CUPTI reports one record per graph launch *instead of* the records of the graph's nodes (seen on
+    // an H100: 0 of 600 graph kernels recorded with it, all 600 without), so by default graphs are traced node by
+    // node, each node record carrying its graph id and node id.
+    static const std::vector<CUpti_ActivityKind> common = {
         CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_DRIVER,
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2,         CUPTI_ACTIVITY_KIND_MEMSET,
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
-        CUPTI_ACTIVITY_KIND_OVERHEAD,        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+        CUPTI_ACTIVITY_KIND_MEMORY_POOL,     CUPTI_ACTIVITY_KIND_OVERHEAD,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
     };
-    return kinds;
+    static const std::vector<CUpti_ActivityKind> with_graphs = [] {
+        auto kinds = common;
+        kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+        return kinds;
+    }();
+    return graph_level ? with_graphs : common;
+}
+
+const std::vector<CUpti_CallbackId>& runtime_internal_driver_calls() {
+    // The CUDA runtime calls these around the program's own runtime calls, not the program: on an H100 (CUDA
+    // 13.0) one cuKernelGetName before every cudaLaunchKernel (7218 in 300 PyTorch steps), cuLibraryLoadData +
+    // cuLibraryGetKernel when a kernel's module is loaded lazily, cuGetProcAddress_v2 when the runtime (or
+    // cudaGetDriverEntryPoint) resolves driver entry points, cuModuleGetLoadingMode at initialisation. They are
+    // handle and name lookups a program has no reason to make in a loop. Launches, copies, allocations and module
+    // loads a program makes itself through the driver (Triton, JAX, CuPy: cuLaunchKernel, cuModuleLoadData, ...)
+    // are not here and stay recorded. Keep docs/cupti.md in step.
+    static const std::vector<CUpti_CallbackId> cbids = {
+        CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,        CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,
+        CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,     CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+        CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,      CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+        CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,    CUPTI_DRIVER_TRACE_CBID_cuModuleGetLoadingMode,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice,
+    };
+    return cbids;
 }
 
 ActivityConsumer activity_consumer(Translator& translator) {
@@ -141,8 +162,6 @@ void Session::status(StatusLevel level, int32_t code, const std::string& message
     if (Pipeline* p = pipeline_.load(std::memory_order_acquire))
         p->post_status(trace::Component::Cupti, level, code, message);
 }
-
-uint64_t Session::now() const { return options_.timestamp ? options_.timestamp() : 0; }
 
 StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     std::lock_guard<std::mutex> lock(start_mutex_);
@@ -203,7 +222,6 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
 
     pipeline_.store(&pipeline, std::memory_order_release);
     translator_.set_api(api_);
-    activity_translator().set_api(api_);
     pipeline.set_activity_consumer(activity_consumer(translator_));
 
     // One clock for CPU and GPU: must be registered before any kind is enabled.
@@ -220,7 +238,6 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
                 uint64_t ours_after = options.timestamp();
                 int64_t offset = static_cast<int64_t>(ours / 2 + ours_after / 2) - static_cast<int64_t>(cupti_ts);
                 translator_.set_timestamp_offset(offset);
-                activity_translator().set_timestamp_offset(offset);
             }
             status(StatusLevel::Warning, trc,
                    "cuptiActivityRegisterTimestampCallback failed (" + result_name(api_, trc) +
@@ -260,10 +277,10 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
                    backtrace_unwinder());
     }
 
-    bool record_now = !options.capture_profiler_api && !options.start_paused;
-    if (record_now) {
+    if (!options.start_paused) {
         std::lock_guard<std::mutex> state(state_mutex_);
         CUptiResult failure = CUPTI_SUCCESS;
+        enable_failure_reported_ = true;
         if (!enable_kinds(true, failure)) {
             // Nothing would be recorded: give CUPTI back and say why.
             pipeline_.store(nullptr, std::memory_order_release);
@@ -283,6 +300,15 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     pipeline.post_cuda_info(versions);
     status(StatusLevel::Info, 0, "CUPTI " + std::to_string(api.version) + " loaded from " + api.path + " (" +
                                      api.found_by + ")");
+    status(StatusLevel::Info, 0,
+           std::string("CUDA graphs traced ") +
+               (options.graph_level ? "per graph launch (GRAPH_TRACE: the kernels, copies and memsets inside graphs "
+                                      "are not recorded)"
+                                    : "node by node"));
+    if (!options.nested_driver_calls)
+        status(StatusLevel::Info, 0,
+               "driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, cuLibraryGetKernel, "
+               "...) are not recorded (GPROF_CUDA_NESTED_DRIVER_CALLS=1 records them)");
 
     started_.store(true, std::memory_order_release);
     result.ok = true;
@@ -292,7 +318,7 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
 bool Session::enable_kinds(bool report, CUptiResult& first_failure) {
     const CuptiApi& api = *api_;
     first_failure = CUPTI_SUCCESS;
-    for (CUpti_ActivityKind kind : traced_activity_kinds()) {
+    for (CUpti_ActivityKind kind : traced_activity_kinds(options_.graph_level)) {
         CUptiResult rc = api.ActivityEnable(kind);
         if (rc == CUPTI_SUCCESS) {
             enabled_.push_back(kind);
@@ -310,15 +336,20 @@ bool Session::enable_kinds(bool report, CUptiResult& first_failure) {
 }
 
 void Session::apply_api_filters() {
-    if (!options_.filter_noisy_apis) return;
+    // Must follow every enabling of RUNTIME/DRIVER, which resets these per-call settings.
     const CuptiApi& api = *api_;
-    // Called by libraries thousands of times per step and useless in a profile (kineto drops the same ones).
-    // Must follow the enabling of RUNTIME/DRIVER, which would otherwise override it.
-    if (api.ActivityEnableRuntimeApi) api.ActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
-    if (api.ActivityEnableDriverApi) {
-        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
-        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
-        api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
+    if (options_.filter_noisy_apis) {
+        // Called by libraries thousands of times per step and useless in a profile (kineto drops the same ones).
+        if (api.ActivityEnableRuntimeApi)
+            api.ActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
+        if (api.ActivityEnableDriverApi) {
+            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
+            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
+            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
+        }
+    }
+    if (!options_.nested_driver_calls && api.ActivityEnableDriverApi) {
+        for (CUpti_CallbackId cbid : runtime_internal_driver_calls()) api.ActivityEnableDriverApi(cbid, 0);
     }
 }
 
@@ -333,35 +364,27 @@ bool Session::flush(bool forced) {
     return api_->ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0) == CUPTI_SUCCESS;
 }
 
-void Session::pause(CaptureReason reason) {
-    if (!started() || abandoned_.load(std::memory_order_acquire)) return;
-    {
-        std::lock_guard<std::mutex> state(state_mutex_);
-        if (!recording_.load(std::memory_order_acquire)) return;
-        disable_kinds();
-        recording_.store(false, std::memory_order_release);
-    }
-    if (Pipeline* p = pipeline_.load(std::memory_order_acquire)) p->post_capture(CaptureAction::Stop, reason, now());
-}
-
-void Session::resume(CaptureReason reason) {
-    if (!started() || abandoned_.load(std::memory_order_acquire)) return;
-    bool ok;
+bool Session::set_recording(bool on) {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return false;
     CUptiResult failure = CUPTI_SUCCESS;
     {
         std::lock_guard<std::mutex> state(state_mutex_);
-        if (recording_.load(std::memory_order_acquire)) return;
-        static bool reported = false;  // warn about a kind that will not enable once, not per range
-        ok = enable_kinds(!reported, failure);
-        reported = true;
-        if (ok) recording_.store(true, std::memory_order_release);
+        if (recording_.load(std::memory_order_acquire) == on) return true;
+        if (!on) {
+            disable_kinds();
+            recording_.store(false, std::memory_order_release);
+            return true;
+        }
+        bool ok = enable_kinds(!enable_failure_reported_, failure);
+        enable_failure_reported_ = true;
+        if (ok) {
+            recording_.store(true, std::memory_order_release);
+            return true;
+        }
     }
-    if (!ok) {
-        status(StatusLevel::Error, static_cast<int32_t>(failure),
-               "no CUPTI activity kind could be enabled: " + refusal_text(api_, "cuptiActivityEnable", failure));
-        return;
-    }
-    if (Pipeline* p = pipeline_.load(std::memory_order_acquire)) p->post_capture(CaptureAction::Start, reason, now());
+    status(StatusLevel::Error, static_cast<int32_t>(failure),
+           "no CUPTI activity kind could be enabled: " + refusal_text(api_, "cuptiActivityEnable", failure));
+    return false;
 }
 
 void Session::abandon_after_fork() {
@@ -435,8 +458,9 @@ void Session::on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffe
 }
 
 void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
-    if (abandoned_.load(std::memory_order_acquire) || t_in_collector || !data) return;
-    t_in_collector = true;
+    if (abandoned_.load(std::memory_order_acquire) || !data) return;
+    ReentryGuard guard(t_in_callback);
+    if (!guard.entered()) return;
     try {
         if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
             auto* cb = static_cast<const CUpti_CallbackData*>(data);
@@ -451,41 +475,31 @@ void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
             bool stop = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
                                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
             // The range opens when cudaProfilerStart returns and closes as cudaProfilerStop is entered, so
-            // neither call itself is inside it. cudaProfilerStart calls cuProfilerStart: both callbacks fire,
-            // the flag makes the second a no-op.
+            // neither call itself is inside it.
             if (start && !enter) profiler_start();
             if (stop && enter) profiler_stop();
-            if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && !enter) {
-                t_in_collector = false;
-                flush(false);
-                t_in_collector = true;
-            }
+            if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && !enter) flush(false);
         } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
             on_context_created(static_cast<const CUpti_ResourceData*>(data)->context);
         }
     } catch (...) {
     }
-    t_in_collector = false;
 }
 
 void Session::profiler_start() {
     profiler_starts_.fetch_add(1, std::memory_order_relaxed);
-    if (!options_.capture_profiler_api) return;
+    // cudaProfilerStart calls cuProfilerStart: both callbacks fire (the driver's first), one range opens.
     if (in_profiler_range_.exchange(true)) return;
-    resume(CaptureReason::ProfilerApi);
+    if (options_.profiler_range) options_.profiler_range(true);
 }
 
 void Session::profiler_stop() {
     profiler_stops_.fetch_add(1, std::memory_order_relaxed);
-    bool closing = options_.capture_profiler_api && in_profiler_range_.exchange(false);
-    if (!options_.capture_profiler_api || closing) {
-        if (closing) pause(CaptureReason::ProfilerApi);
-        // What the range recorded goes to the trace now (completed records; the rest follow with the periodic
-        // flush): the app may stop the profiler right before it exits or forks.
-        t_in_collector = false;
-        flush(false);
-        t_in_collector = true;
-    }
+    if (in_profiler_range_.exchange(false) && options_.profiler_range) options_.profiler_range(false);
+    // What the program recorded so far goes to the trace now (completed records; the rest follow with the
+    // periodic flush): it may stop the profiler right before it exits or forks. CUPTI allows the flush here, in
+    // a runtime/driver API callback.
+    flush(false);
 }
 
 void Session::on_api_enter(CUpti_CallbackDomain, const CUpti_CallbackData* cb) {

@@ -1,12 +1,13 @@
 // The CUPTI session: one per process. Loads CUPTI, subscribes, hands buffers to CUPTI and completed ones to
-// the pipeline, enables the activity kinds, and handles the few callbacks activities cannot replace
-// (cudaProfilerStart/Stop, cudaDeviceReset, context creation, API-entry backtraces).
+// the pipeline, switches the activity kinds on and off when the capture window (core/capture_window.h) says so,
+// and handles the few callbacks activities cannot replace (cudaProfilerStart/Stop, cudaDeviceReset, context
+// creation, API-entry backtraces).
 //
 // Threading and lock order (kineto documents an ABBA deadlock with CUPTI's internal lock):
 //   - CUPTI's buffer callbacks take only the buffer pool's and the pipeline's short mutexes, never held while
 //     calling CUPTI.
 //   - state_mutex_ (enable/disable bookkeeping) is held while calling cuptiActivityEnable/Disable, and is never
-//     taken by a buffer callback. flush() holds no lock at all while calling cuptiActivityFlushAll, which runs
+//     taken by a buffer callback. The capture window's mutex, when it switches the kinds, comes before it. flush() holds no lock at all while calling cuptiActivityFlushAll, which runs
 //     the buffer-completed callback on the calling thread.
 //   - Nothing here throws across a C boundary; CUPTI callbacks catch everything.
 //   - cuptiFinalize is never called (kineto/jax/pytorch report segfaults when it races a flush at teardown):
@@ -33,10 +34,18 @@ struct SessionOptions {
     LoadOptions load;                  // where to find libcupti (load_options_from_environment())
     size_t buffer_bytes = 8u << 20;    // GPROF_BUFFER_MB
     size_t max_buffers = 0;            // 0: max(8, 512 MiB / buffer_bytes)
-    bool capture_profiler_api = false; // GPROF_CAPTURE_RANGE=cudaProfilerApi: record only inside the range
-    bool start_paused = false;         // begin with activities off (a delay or an NVTX capture range)
+    bool start_paused = false;         // begin with the kinds off (the capture window is closed)
     uint32_t backtrace_depth = 0;      // GPROF_BACKTRACE: 0 = no API-entry callbacks at all
     bool filter_noisy_apis = true;     // drop cudaGetDevice, cuCtxGetCurrent, ... as kineto does
+    // GPROF_CUDA_GRAPH_TRACE=graph: CUPTI_ACTIVITY_KIND_GRAPH_TRACE, one record per graph launch *instead of* the
+    // kernel/memcpy/memset records of its nodes. false (node, the default): the nodes, like any other work.
+    bool graph_level = false;
+    // GPROF_CUDA_NESTED_DRIVER_CALLS=1: keep the driver calls the CUDA runtime makes internally
+    // (runtime_internal_driver_calls()); by default they are switched off at the source.
+    bool nested_driver_calls = false;
+    // cudaProfilerStart returned (true) / cudaProfilerStop was entered (false): once per range, although the
+    // runtime's call and the driver's nested one both call back. The capture window decides what it means.
+    void (*profiler_range)(bool start) = nullptr;
     // The trace clock, registered with cuptiActivityRegisterTimestampCallback so GPU records share it
     // (clock.h's gprof_collector_cupti_timestamp). Also stamps Capture records. Null: CUPTI's clock.
     CUpti_TimestampCallbackFunc timestamp = nullptr;
@@ -62,19 +71,20 @@ public:
     StartResult start(Pipeline& pipeline, const SessionOptions& options);
 
     bool started() const { return started_.load(std::memory_order_acquire); }
-    // Activities currently enabled (false before start, while paused or outside the capture range).
+    // Activity kinds currently enabled (false before start and while the capture window is closed).
     bool recording() const { return recording_.load(std::memory_order_acquire); }
 
     // cuptiActivityFlushAll: completed buffers go to the pipeline (on this thread). forced also returns buffers
-    // with incomplete records (exit). The session registers no periodic hook of its own: the caller runs
-    // flush(false) every flush period (core/session.cpp does) and flush(true) at exit under a watchdog. Returns false when CUPTI failed or the session is not running. Call with
-    // no lock held that a buffer callback or the pipeline takes; at exit, under the caller's watchdog.
+    // with incomplete records (exit). The session registers no periodic hook of its own: the core runs
+    // flush(false) every flush period and flush(true) at exit under a watchdog. Returns false when CUPTI failed
+    // or the session is not running. Call with no lock held that a buffer callback or the pipeline takes, and
+    // never from an NVTX handler (CUPTI allows it only from runtime/driver API callbacks and plain threads).
     bool flush(bool forced);
 
-    // Turns activity recording off / on (capture ranges, delay, duration). Idempotent; writes Capture records
-    // with `reason`. Any thread except inside a buffer callback.
-    void pause(trace::CaptureReason reason);
-    void resume(trace::CaptureReason reason);
+    // Switches the activity kinds on or off: the capture window's lever (it writes the Capture records).
+    // Idempotent. Any thread except inside a buffer callback. Returns whether recording is now as asked; a failure
+    // to enable any kind is written as an Error Status.
+    bool set_recording(bool on);
 
     // In a forked child: CUPTI state inherited from the parent is unusable; make every entry point a no-op
     // without calling CUPTI. The child's new session, if any, comes from the driver calling
@@ -107,7 +117,6 @@ private:
     void disable_kinds();            // state_mutex_ held
     void apply_api_filters();
     void status(trace::StatusLevel level, int32_t code, const std::string& message);
-    uint64_t now() const;
     void profiler_start();
     void profiler_stop();
     void on_api_enter(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb);
@@ -131,6 +140,7 @@ private:
 
     std::mutex state_mutex_;                  // enabled_ bookkeeping; see lock order above
     std::vector<CUpti_ActivityKind> enabled_;
+    bool enable_failure_reported_ = false;    // a kind that will not enable is warned about once, not per range
     std::atomic<bool> in_profiler_range_{false};
     std::atomic<uint32_t> devices_seen_{0};   // bit per device ordinal < 32 already posted
 
@@ -142,7 +152,11 @@ private:
 // thread, then give the buffer back to the pool. Exposed for tests.
 ActivityConsumer activity_consumer(Translator& translator);
 
-// The activity kinds the session enables, in order (docs/cupti.md).
-const std::vector<CUpti_ActivityKind>& traced_activity_kinds();
+// The activity kinds the session enables, in order (docs/cupti.md). graph_level: GRAPH_TRACE is among them.
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level);
+
+// Driver calls the CUDA runtime makes on its own behalf (lookups around launches, entry points, lazy loading),
+// switched off at the source unless SessionOptions::nested_driver_calls. docs/cupti.md says why each is here.
+const std::vector<CUpti_CallbackId>& runtime_internal_driver_calls();
 
 }  // namespace gprof::collector::cupti

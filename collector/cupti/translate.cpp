@@ -280,15 +280,6 @@ size_t Translator::translate(TraceWriter& w, const uint8_t* buffer, size_t valid
     return written;
 }
 
-Translator& activity_translator() {
-    static auto* t = new Translator();  // leaked with the session, on purpose (exit-order races)
-    return *t;
-}
-
-size_t translate_activity_buffer(const uint8_t* buffer, size_t valid_size, trace::TraceWriter& writer) {
-    return activity_translator().translate(writer, buffer, valid_size);
-}
-
 void format_uuid(const uint8_t b[16], char out[41]) {
     static const char hex[] = "0123456789abcdef";
     char* p = out;

@@ -69,12 +69,6 @@ private:
     TranslateStats stats_;
 };
 
-// The process-wide translator the session's ActivityConsumer uses.
-Translator& activity_translator();
-
-// The pipeline's ActivityConsumer::consume: translates one completed buffer with the process-wide translator.
-size_t translate_activity_buffer(const uint8_t* buffer, size_t valid_size, trace::TraceWriter& writer);
-
 // Text form of a CUDA device UUID: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling).
 void format_uuid(const uint8_t bytes[16], char out[41]);
 

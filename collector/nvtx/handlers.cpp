@@ -7,9 +7,11 @@
 
 #include "core/clock.h"
 #include "gprof/trace/records.h"
+#include "core/session.h"
+#include "nvtx/capture.h"
 #include "nvtx/names.h"
 #include "nvtx/stream.h"
-#include "core/session.h"
+#include "nvtx/utf8.h"
 
 namespace gprof::collector::nvtx {
 
@@ -23,43 +25,6 @@ inline uint32_t domain_id(nvtxDomainHandle_t d) {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(d));
 }
 inline uint32_t depth_slot(uint32_t domain) { return domain < kMaxDomains ? domain : 0; }
-
-size_t utf8_length(const wchar_t* w, size_t limit) {
-    size_t n = 0;
-    for (; *w; ++w) {
-        auto c = static_cast<uint32_t>(*w);
-        size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-        if (n + k > limit) break;
-        n += k;
-    }
-    return n;
-}
-
-void utf8_encode(const wchar_t* w, uint8_t* out, size_t len) {
-    size_t n = 0;
-    for (; *w && n < len; ++w) {
-        auto c = static_cast<uint32_t>(*w);
-        if (c > 0x10FFFF) c = 0xFFFD;
-        if (c < 0x80) {
-            out[n++] = static_cast<uint8_t>(c);
-        } else if (c < 0x800) {
-            if (n + 2 > len) break;
-            out[n++] = static_cast<uint8_t>(0xC0 | (c >> 6));
-            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (n + 3 > len) break;
-            out[n++] = static_cast<uint8_t>(0xE0 | (c >> 12));
-            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3F));
-            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
-        } else {
-            if (n + 4 > len) break;
-            out[n++] = static_cast<uint8_t>(0xF0 | (c >> 18));
-            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 12) & 0x3F));
-            out[n++] = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3F));
-            out[n++] = static_cast<uint8_t>(0x80 | (c & 0x3F));
-        }
-    }
-}
 
 std::string to_utf8(const wchar_t* w) {
     std::string s;
@@ -83,6 +48,14 @@ struct Message {
     void copy(uint8_t* out) const {
         if (ascii) std::memcpy(out, ascii, length);
         else if (wide) utf8_encode(wide, out, length);
+    }
+    CaptureMessage for_capture() const {
+        CaptureMessage c;
+        c.ascii = ascii;
+        c.ascii_length = ascii ? length : 0;
+        c.wide = wide;
+        c.registered = registered;
+        return c;
     }
 };
 
@@ -171,63 +144,92 @@ int push_ascii(const char* message) {
         h->timestamp = ts;
         std::memcpy(p + sizeof(EventHeader), message, n);
         commit(s, size);
-        return s->depth[0]++;
+        int32_t depth = s->depth[0]++;
+        if (capture_armed()) [[unlikely]] {
+            CaptureMessage m;
+            m.ascii = message;
+            m.ascii_length = n;
+            capture_on_push(s, 0, m, depth, ts);
+        }
+        return depth;
     } catch (...) {
         return NVTX_NO_PUSH_POP_TRACKING;
     }
 }
 
+// The rest of push/pop and start/end, in two builds: kEvents records the event (GPROF_TRACE has nvtx); without
+// it only NVTX's depth and the capture range are kept (an NVTX capture range with NVTX itself not traced).
+
+template <bool kEvents>
 int pop_domain(uint32_t domain) {
     uint64_t ts = clock::now();
     if (!recording()) return NVTX_NO_PUSH_POP_TRACKING;
     ThreadStream* s = current_stream();
     if (!s) return NVTX_NO_PUSH_POP_TRACKING;
     int32_t& depth = s->depth[depth_slot(domain)];
-    // A pop without a push is still written: the writer counts it (DropSource::NvtxOverflow).
-    uint8_t* p = reserve(s, sizeof(EventHeader));
-    if (!p) {
-        if (depth > 0) --depth;  // keep NVTX's depth right even if the event is lost
-        return NVTX_NO_PUSH_POP_TRACKING;
+    // A pop without a push is still written: the writer counts it (DropSource::NvtxOverflow). A pop that cannot
+    // be written still moves NVTX's depth (and the capture range), so both stay right.
+    if constexpr (kEvents) {
+        if (uint8_t* p = reserve(s, sizeof(EventHeader))) {
+            auto* h = reinterpret_cast<EventHeader*>(p);
+            h->type = EventType::Pop;
+            h->flags = 0;
+            h->name_len = 0;
+            h->domain = domain;
+            h->timestamp = ts;
+            commit(s, sizeof(EventHeader));
+        }
     }
-    auto* h = reinterpret_cast<EventHeader*>(p);
-    h->type = EventType::Pop;
-    h->flags = 0;
-    h->name_len = 0;
-    h->domain = domain;
-    h->timestamp = ts;
-    commit(s, sizeof(EventHeader));
     if (depth <= 0) return NVTX_NO_PUSH_POP_TRACKING;
-    return --depth;
+    --depth;
+    if (capture_held_by(s)) [[unlikely]] capture_on_pop(s, domain, depth, ts);
+    return depth;
 }
 
-int pop() { return pop_domain(0); }
-
+template <bool kEvents>
 int push_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Message msg) {
     uint64_t ts = clock::now();
     if (!recording()) return NVTX_NO_PUSH_POP_TRACKING;
     try {
         ThreadStream* s = current_stream();
-        if (!s || !emit(s, EventType::Push, domain, attrs, &msg, nullptr, ts)) return NVTX_NO_PUSH_POP_TRACKING;
-        return s->depth[depth_slot(domain)]++;
+        if (!s) return NVTX_NO_PUSH_POP_TRACKING;
+        if constexpr (kEvents) {
+            if (!emit(s, EventType::Push, domain, attrs, &msg, nullptr, ts)) return NVTX_NO_PUSH_POP_TRACKING;
+        }
+        int32_t depth = s->depth[depth_slot(domain)]++;
+        if (capture_armed()) [[unlikely]] capture_on_push(s, domain, msg.for_capture(), depth, ts);
+        return depth;
     } catch (...) {
         return NVTX_NO_PUSH_POP_TRACKING;
     }
 }
 
-int push_wide(const wchar_t* message) {
+template <bool kEvents> int pop() { return pop_domain<kEvents>(0); }
+template <bool kEvents> int push_ascii_any(const char* message) {
+    if constexpr (kEvents) {
+        return push_ascii(message);
+    } else {
+        Message m;
+        m.ascii = message;
+        m.measure();
+        return push_with<false>(0, nullptr, m);
+    }
+}
+template <bool kEvents> int push_wide(const wchar_t* message) {
     Message m;
     m.wide = message;
     m.measure();
-    return push_with(0, nullptr, m);
+    return push_with<kEvents>(0, nullptr, m);
 }
-int push_ex(const nvtxEventAttributes_t* a) { return push_with(0, a, message_of(a)); }
-int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-    return push_with(domain_id(d), a, message_of(a));
+template <bool kEvents> int push_ex(const nvtxEventAttributes_t* a) { return push_with<kEvents>(0, a, message_of(a)); }
+template <bool kEvents> int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return push_with<kEvents>(domain_id(d), a, message_of(a));
 }
-int domain_pop(nvtxDomainHandle_t d) { return pop_domain(domain_id(d)); }
+template <bool kEvents> int domain_pop(nvtxDomainHandle_t d) { return pop_domain<kEvents>(domain_id(d)); }
 
 // ---- start / end (may end on another thread) ----
 
+template <bool kEvents>
 nvtxRangeId_t start_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Message msg) {
     uint64_t ts = clock::now();
     if (!recording()) return 0;
@@ -235,40 +237,49 @@ nvtxRangeId_t start_with(uint32_t domain, const nvtxEventAttributes_t* attrs, Me
         ThreadStream* s = current_stream();
         if (!s) return 0;
         uint64_t id = s->next_range++;  // unique per process: the stream index sits in the high bits
-        if (!emit(s, EventType::Start, domain, attrs, &msg, &id, ts)) return 0;
+        if constexpr (kEvents) {
+            if (!emit(s, EventType::Start, domain, attrs, &msg, &id, ts)) return 0;
+        }
+        if (capture_armed()) [[unlikely]] capture_on_start(domain, msg.for_capture(), id, ts);
         return id;
     } catch (...) {
         return 0;
     }
 }
 
-nvtxRangeId_t start_ascii(const char* message) {
+template <bool kEvents> nvtxRangeId_t start_ascii(const char* message) {
     Message m;
     m.ascii = message;
     m.measure();
-    return start_with(0, nullptr, m);
+    return start_with<kEvents>(0, nullptr, m);
 }
-nvtxRangeId_t start_wide(const wchar_t* message) {
+template <bool kEvents> nvtxRangeId_t start_wide(const wchar_t* message) {
     Message m;
     m.wide = message;
     m.measure();
-    return start_with(0, nullptr, m);
+    return start_with<kEvents>(0, nullptr, m);
 }
-nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) { return start_with(0, a, message_of(a)); }
-nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-    return start_with(domain_id(d), a, message_of(a));
+template <bool kEvents> nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
+    return start_with<kEvents>(0, a, message_of(a));
+}
+template <bool kEvents> nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return start_with<kEvents>(domain_id(d), a, message_of(a));
 }
 
+template <bool kEvents>
 void end_domain(uint32_t domain, nvtxRangeId_t id) {
     uint64_t ts = clock::now();
     if (!recording() || id == 0) return;
-    ThreadStream* s = current_stream();
-    if (!s) return;
     uint64_t rid = id;
-    emit(s, EventType::End, domain, nullptr, nullptr, &rid, ts);
+    if constexpr (kEvents) {
+        if (ThreadStream* s = current_stream()) emit(s, EventType::End, domain, nullptr, nullptr, &rid, ts);
+    }
+    if (capture_held_by_range(rid)) [[unlikely]] capture_on_end(rid, ts);
 }
-void end(nvtxRangeId_t id) { end_domain(0, id); }
-void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) { end_domain(domain_id(d), id); }
+template <bool kEvents> void end(nvtxRangeId_t id) { end_domain<kEvents>(0, id); }
+template <bool kEvents> void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+    end_domain<kEvents>(domain_id(d), id);
+}
 
 // ---- marks ----
 
@@ -335,8 +346,9 @@ void name_thread_wide(uint32_t tid, const wchar_t* name) {
 
 nvtxStringHandle_t register_string_in(nvtxDomainHandle_t d, std::string_view text) {
     try {
-        return reinterpret_cast<nvtxStringHandle_t>(
-            static_cast<uintptr_t>(names().register_string(domain_id(d), text)));
+        uint32_t id = names().register_string(domain_id(d), text);
+        capture_on_registered(id, domain_id(d), text);
+        return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
     } catch (...) {
         return nullptr;
     }
@@ -354,7 +366,9 @@ nvtxStringHandle_t register_string_wide(nvtxDomainHandle_t d, const wchar_t* s) 
 
 nvtxDomainHandle_t domain_create_in(std::string_view name) {
     try {
-        return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(names().domain(name)));
+        uint32_t id = names().domain(name);
+        capture_on_domain(id, name);
+        return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(id));
     } catch (...) {
         return nullptr;
     }
@@ -376,9 +390,44 @@ template <class F> void set(NvtxFunctionTable table, unsigned size, unsigned id,
     if (table && id < size && table[id]) *table[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
 }
 
+template <bool kEvents> void install(NvtxFunctionTable core, unsigned core_size, NvtxFunctionTable core2,
+                                     unsigned core2_size) {
+    set(core, core_size, NVTX_CBID_CORE_RangeStartEx, start_ex<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartA, start_ascii<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartW, start_wide<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangeEnd, end<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangePushEx, push_ex<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangePushA, push_ascii_any<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangePushW, push_wide<kEvents>);
+    set(core, core_size, NVTX_CBID_CORE_RangePop, pop<kEvents>);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, domain_start_ex<kEvents>);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, domain_end<kEvents>);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, domain_push_ex<kEvents>);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, domain_pop<kEvents>);
+    // Domains and registered strings: a capture range may name them.
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, register_string_ascii);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, register_string_wide);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, domain_create_ascii);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, domain_create_wide);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, domain_destroy);
+    set(core2, core2_size, NVTX_CBID_CORE2_Initialize, initialize);
+    if constexpr (kEvents) {
+        set(core, core_size, NVTX_CBID_CORE_MarkEx, mark_ex);
+        set(core, core_size, NVTX_CBID_CORE_MarkA, mark_ascii);
+        set(core, core_size, NVTX_CBID_CORE_MarkW, mark_wide);
+        set(core, core_size, NVTX_CBID_CORE_NameCategoryA, name_category_ascii);
+        set(core, core_size, NVTX_CBID_CORE_NameCategoryW, name_category_wide);
+        set(core, core_size, NVTX_CBID_CORE_NameOsThreadA, name_thread_ascii);
+        set(core, core_size, NVTX_CBID_CORE_NameOsThreadW, name_thread_wide);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, domain_mark_ex);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, domain_name_category_ascii);
+        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, domain_name_category_wide);
+    }
+}
+
 }  // namespace
 
-bool attach(GetExportTable get_export_table) noexcept {
+bool attach(GetExportTable get_export_table, bool events) noexcept {
     if (!get_export_table) return false;
     auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
     if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) || !callbacks->GetModuleFunctionTable)
@@ -387,37 +436,12 @@ bool attach(GetExportTable get_export_table) noexcept {
     NvtxFunctionTable core = nullptr, core2 = nullptr;
     unsigned core_size = 0, core2_size = 0;
     if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || !core) return false;
-    set(core, core_size, NVTX_CBID_CORE_MarkEx, mark_ex);
-    set(core, core_size, NVTX_CBID_CORE_MarkA, mark_ascii);
-    set(core, core_size, NVTX_CBID_CORE_MarkW, mark_wide);
-    set(core, core_size, NVTX_CBID_CORE_RangeStartEx, start_ex);
-    set(core, core_size, NVTX_CBID_CORE_RangeStartA, start_ascii);
-    set(core, core_size, NVTX_CBID_CORE_RangeStartW, start_wide);
-    set(core, core_size, NVTX_CBID_CORE_RangeEnd, end);
-    set(core, core_size, NVTX_CBID_CORE_RangePushEx, push_ex);
-    set(core, core_size, NVTX_CBID_CORE_RangePushA, push_ascii);
-    set(core, core_size, NVTX_CBID_CORE_RangePushW, push_wide);
-    set(core, core_size, NVTX_CBID_CORE_RangePop, pop);
-    set(core, core_size, NVTX_CBID_CORE_NameCategoryA, name_category_ascii);
-    set(core, core_size, NVTX_CBID_CORE_NameCategoryW, name_category_wide);
-    set(core, core_size, NVTX_CBID_CORE_NameOsThreadA, name_thread_ascii);
-    set(core, core_size, NVTX_CBID_CORE_NameOsThreadW, name_thread_wide);
-
-    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) && core2) {
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, domain_mark_ex);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, domain_start_ex);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, domain_end);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, domain_push_ex);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, domain_pop);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, domain_name_category_ascii);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, domain_name_category_wide);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, register_string_ascii);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, register_string_wide);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, domain_create_ascii);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, domain_create_wide);
-        set(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, domain_destroy);
-        set(core2, core2_size, NVTX_CBID_CORE2_Initialize, initialize);
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) || !core2) {
+        core2 = nullptr;
+        core2_size = 0;
     }
+    if (events) install<true>(core, core_size, core2, core2_size);
+    else install<false>(core, core_size, core2, core2_size);
 
     if (auto* version = static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO));
         version && version->struct_size >= sizeof(NvtxExportTableVersionInfo) && version->SetInjectionNvtxVersion) {

@@ -1,5 +1,5 @@
 // The NVTX tool side: handlers installed into the NVTX loader's function tables of every module that calls
-// InitializeInjectionNvtx2. They append events to the calling thread's stream (nvtx_stream.h).
+// InitializeInjectionNvtx2. They append events to the calling thread's stream (nvtx/stream.h), and open and close the NVTX capture range (nvtx/capture.h).
 #pragma once
 
 #include <atomic>
@@ -9,8 +9,9 @@ namespace gprof::collector::nvtx {
 using GetExportTable = const void* (*)(uint32_t exportTableId);
 
 // Installs the handlers for one module's NVTX state. Returns false if the export table is unusable.
-// Safe to call from several threads and once per module; all modules share one state.
-bool attach(GetExportTable get_export_table) noexcept;
+// Safe to call from several threads and once per module; all modules share one state. events = false: NVTX is not
+// traced, only the NVTX capture range is followed (push/pop depths, start/end, domains, registered strings).
+bool attach(GetExportTable get_export_table, bool events = true) noexcept;
 
 // Hot-path gate: false in an inactive process (e.g. a forked child with GPROF_NO_CHILDREN) so handlers that
 // are already installed record nothing.

@@ -54,14 +54,6 @@ tr::StringId Recorder::category_string(uint32_t domain, uint32_t category, tr::T
     return id;
 }
 
-bool Recorder::is_capture_name(uint32_t domain, const char* name, size_t len) {
-    if (!options_.capture) return false;
-    if (len != options_.capture_name.size() || std::memcmp(name, options_.capture_name.data(), len) != 0) return false;
-    if (options_.capture_domain.empty()) return domain == 0;
-    std::string d;
-    return domain != 0 && names().domain_name(domain, d) && d == options_.capture_domain;
-}
-
 void Recorder::write_range(tr::TraceWriter& writer, const Open& open) {
     if (!in_window(open.record.start)) return;
     writer.add(open.record);
@@ -101,24 +93,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
             r.payload = attrs->payload;
             r.payload_type = static_cast<tr::NvtxPayload>(attrs->payload_type);
         }
-        if (options_.capture) {
-            if (attrs && (h->flags & kRegistered)) {
-                std::string text;
-                o.capture = names().string_text(attrs->registered, text) &&
-                            is_capture_name(h->domain, text.data(), text.size());
-            } else {
-                o.capture = is_capture_name(h->domain, name, name_len);
-            }
-        }
         return o;
-    };
-    auto capture = [&](tr::CaptureAction action, tr::Timestamp t) {
-        if (options_.on_capture && options_.on_capture(action == tr::CaptureAction::Start)) return;
-        tr::Capture c;
-        c.timestamp = t;
-        c.action = action;
-        c.reason = tr::CaptureReason::NvtxRange;
-        writer.add(c);
     };
 
     switch (h->type) {
@@ -126,7 +101,6 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         auto& stack = st.stacks[h->domain];
         Open o = make(tr::NvtxType::PushPop);
         o.record.depth = static_cast<uint16_t>(stack.size() > 0xFFFF ? 0xFFFF : stack.size());
-        if (o.capture) capture(tr::CaptureAction::Start, o.record.start);
         stack.push_back(o);
         break;
     }
@@ -139,19 +113,16 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         Open o = it->second.back();
         it->second.pop_back();
         o.record.end = h->timestamp;
-        if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
         write_range(writer, o);
         break;
     }
     case EventType::Start: {
         Open o = make(tr::NvtxType::StartEnd);
-        if (o.capture) capture(tr::CaptureAction::Start, o.record.start);
         auto pending = pending_ends_.find(range_id);
         if (pending != pending_ends_.end()) {
             o.record.end = pending->second.timestamp;
             o.record.end_tid = pending->second.tid;
             pending_ends_.erase(pending);
-            if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
             write_range(writer, o);
         } else {
             open_starts_[range_id] = o;
@@ -169,7 +140,6 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         open_starts_.erase(it);
         o.record.end = h->timestamp;
         o.record.end_tid = s->tid;
-        if (o.capture) capture(tr::CaptureAction::Stop, o.record.end);
         write_range(writer, o);
         break;
     }

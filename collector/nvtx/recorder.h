@@ -24,17 +24,11 @@ namespace gprof::collector::nvtx {
 class Recorder {
 public:
     struct Options {
-        // Records whose start lies outside [window_start, window_end) are left out (GPROF_DELAY_SEC /
-        // GPROF_DURATION_SEC). 0 = unbounded.
+        // Records whose start lies outside [window_start, window_end) are left out: the capture window's time
+        // gate (GPROF_DELAY_SEC / GPROF_DURATION_SEC). 0 = unbounded. The NVTX capture range is not decided
+        // here but on the application thread (nvtx/capture.h); every NVTX record is kept, in range or not.
         trace::Timestamp window_start = 0;
         trace::Timestamp window_end = 0;
-        // GPROF_CAPTURE_RANGE=nvtx:NAME[@DOMAIN]: Capture records mark where such a range opens and closes.
-        std::string capture_name;
-        std::string capture_domain;
-        bool capture = false;
-        // Called on the writer thread when a capture range opens (true) or closes (false). Returns true when it
-        // took care of the Capture record (the CUPTI session writes its own on resume/pause).
-        bool (*on_capture)(bool start) = nullptr;
     };
 
     explicit Recorder(Options options) : options_(std::move(options)) {}
@@ -54,7 +48,6 @@ public:
 private:
     struct Open {
         trace::Nvtx record;
-        bool capture = false;
     };
     struct StreamState {
         std::unordered_map<uint32_t, std::vector<Open>> stacks;  // per domain
@@ -70,7 +63,6 @@ private:
     trace::StringId domain_string(uint32_t domain, trace::TraceWriter& writer);
     trace::StringId registered_string(uint32_t id, trace::TraceWriter& writer);
     trace::StringId category_string(uint32_t domain, uint32_t category, trace::TraceWriter& writer);
-    bool is_capture_name(uint32_t domain, const char* name, size_t len);
     bool in_window(trace::Timestamp t) const;
 
     Options options_;

@@ -8,7 +8,8 @@
 // dropped, never silently lost.
 //
 // Push/pop matching, start/end pairing across threads, and string interning all happen later, on the writer
-// thread (nvtx_recorder.h); the application thread only keeps its push depth, which NVTX returns.
+// thread (nvtx/recorder.h); the application thread only keeps its push depth, which NVTX returns, and whether one
+// of its pushes holds the capture window (nvtx/capture.h).
 #pragma once
 
 #include <atomic>
@@ -62,6 +63,8 @@ struct ThreadStream {
     size_t pos = 0;
     int32_t depth[kMaxDomains] = {};  // push/pop depth per domain id, for NVTX's return values
     uint64_t next_range = 0;          // start/end range ids: (stream index << 40) | counter
+    int32_t capture_depth = -1;       // this thread's push holds the capture window: its depth (nvtx/capture.h)
+    uint32_t capture_domain = 0;      // ... and its domain
     // ---- shared ----
     std::atomic<uint64_t> dropped{0};  // events that did not fit under the memory cap
     std::atomic<bool> exited{false};   // the thread has ended (set by a TLS destructor)

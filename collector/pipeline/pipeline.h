@@ -62,7 +62,7 @@ struct ModuleInfo {
 };
 
 // Consumes one completed CUPTI activity buffer on the writer thread: encodes its records into `writer`
-// (the CUPTI side's translate_activity_buffer) and then gives the buffer back to its pool. Installed by the
+// (the CUPTI session's Translator) and then gives the buffer back to its pool. Installed by the
 // session before CUPTI can complete a buffer. Without a consumer, submitted buffers are counted as dropped
 // (DropSource::CollectorQueue) and freed with std::free.
 struct ActivityConsumer {

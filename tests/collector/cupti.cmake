@@ -37,7 +37,7 @@ target_include_directories(test_cupti PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_stan
 # that plays the driver (InitializeInjection) and the app (stand-in control functions).
 add_executable(test_cupti_standin_app ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin_app.cpp)
 target_include_directories(test_cupti_standin_app PRIVATE ${GPROF_CUPTI_TEST_DIR}/cupti_standin)
-target_link_libraries(test_cupti_standin_app PRIVATE gprof_cuda_headers gprof_warnings ${CMAKE_DL_LIBS})
+target_link_libraries(test_cupti_standin_app PRIVATE gprof_cuda_headers gprof_warnings ${CMAKE_DL_LIBS} Threads::Threads)
 set_target_properties(test_cupti_standin_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${GPROF_TEST_BINARY_DIR})
 
 gprof_add_catch_test(test_cupti_e2e SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti_e2e.cpp)

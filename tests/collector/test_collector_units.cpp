@@ -1,5 +1,5 @@
 // Unit tests of the collector core pieces that need no injected process: configuration parsing, the trace
-// clock, the pipeline (with a fake activity consumer), trace file naming.
+// clock, the pipeline (with a fake activity consumer), trace file naming, the capture window (without CUPTI).
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -10,10 +10,11 @@
 #include <map>
 #include <string>
 
+#include "core/capture_window.h"
 #include "core/clock.h"
 #include "core/config.h"
-#include "pipeline/pipeline.h"
 #include "core/process_info.h"
+#include "pipeline/pipeline.h"
 #include "trace_fixture.h"
 
 using namespace gprof::collector;
@@ -42,6 +43,9 @@ TEST_CASE("config: defaults") {
     CHECK(c.buffer_mb == 8);
     CHECK(c.log_level == "warn");
     CHECK(c.capture == CaptureMode::None);
+    CHECK(c.capture_end == CaptureRangeEnd::Stop);
+    CHECK(c.graph_trace == GraphTrace::Node);
+    CHECK_FALSE(c.nested_driver_calls);
     CHECK(c.backtrace_depth == 0);
     CHECK(c.warnings.empty());
     CHECK_FALSE(c.inactive_for(123));
@@ -58,7 +62,9 @@ TEST_CASE("config: every variable") {
                       {"GPROF_NO_CHILDREN", "1"},
                       {"GPROF_ROOT_PID", "77"},
                       {"GPROF_LOG_LEVEL", "debug"},
-                      {"GPROF_CUPTI_LIB", "/x/libcupti.so"},
+                      {"GPROF_CAPTURE_RANGE_END", "repeat:3"},
+                      {"GPROF_CUDA_GRAPH_TRACE", "graph"},
+                      {"GPROF_CUDA_NESTED_DRIVER_CALLS", "1"},
                       {"GPROF_FLUSH_MS", "5000"},
                       {"GPROF_BUFFER_MB", "4"}});
     CHECK(c.output_dir == "/tmp/run");
@@ -74,7 +80,10 @@ TEST_CASE("config: every variable") {
     CHECK(c.inactive_for(78));
     CHECK_FALSE(c.inactive_for(77));
     CHECK(c.log_level == "debug");
-    CHECK(c.cupti_lib == "/x/libcupti.so");
+    CHECK(c.capture_end == CaptureRangeEnd::Repeat);
+    CHECK(c.capture_end_count == 3);
+    CHECK(c.graph_trace == GraphTrace::Graph);
+    CHECK(c.nested_driver_calls);
     CHECK(c.flush_ms == 200);  // clamped
     CHECK(c.buffer_mb == 4);
     CHECK(c.warnings.empty());
@@ -86,6 +95,9 @@ TEST_CASE("config: malformed values fall back to defaults with a warning") {
                       {"GPROF_BACKTRACE", "deep"},
                       {"GPROF_DELAY_SEC", "-1"},
                       {"GPROF_CAPTURE_RANGE", "sometimes"},
+                      {"GPROF_CAPTURE_RANGE_END", "repeat:0"},
+                      {"GPROF_CUDA_GRAPH_TRACE", "nodes"},
+                      {"GPROF_CUDA_NESTED_DRIVER_CALLS", "yes"},
                       {"GPROF_LOG_LEVEL", "loud"}});
     CHECK(c.trace_cuda);
     CHECK(c.trace_nvtx);
@@ -94,11 +106,22 @@ TEST_CASE("config: malformed values fall back to defaults with a warning") {
     CHECK(c.delay_sec == 0);
     CHECK(c.capture == CaptureMode::None);
     CHECK(c.log_level == "warn");
-    CHECK(c.warnings.size() == 6);
+    CHECK(c.capture_end == CaptureRangeEnd::Stop);
+    CHECK(c.graph_trace == GraphTrace::Node);
+    CHECK_FALSE(c.nested_driver_calls);
+    CHECK(c.warnings.size() == 9);
     CHECK(parse({{"GPROF_BACKTRACE", "200"}}).backtrace_depth == 64);
     CHECK(parse({{"GPROF_FLUSH_MS", "1"}}).flush_ms == 10);
     CHECK(parse({{"GPROF_TRACE", "none"}}).trace_cuda == false);
     CHECK(parse({{"GPROF_CAPTURE_RANGE", "cudaProfilerApi"}}).capture == CaptureMode::CudaProfilerApi);
+    Config any = parse({{"GPROF_CAPTURE_RANGE", "nvtx:step@*"}});
+    CHECK(any.capture_nvtx_name == "step");
+    CHECK(any.capture_nvtx_any_domain);
+    CHECK(any.capture_nvtx_domain.empty());
+    CHECK(parse({{"GPROF_CAPTURE_RANGE_END", "none"}}).capture_end == CaptureRangeEnd::None);
+    Config repeat = parse({{"GPROF_CAPTURE_RANGE_END", "repeat"}});
+    CHECK(repeat.capture_end == CaptureRangeEnd::Repeat);
+    CHECK(repeat.capture_end_count == 0);
 }
 
 TEST_CASE("clock: monotonic / in step with CLOCK_MONOTONIC") {
@@ -270,4 +293,166 @@ TEST_CASE("pipeline: a buffer with no consumer wired is counted as dropped / not
     for (auto& r : read_all_records(reader))
         if (r.kind == tr::RecordKind::Dropped) dropped += r.dropped.count;
     CHECK(dropped == 1);
+}
+
+// ---- the capture window, without CUPTI: its Capture records ----
+
+namespace {
+
+struct WindowRun {
+    TempDir dir;
+    std::string path = dir.file("w.gprof");
+    Pipeline pipeline;
+    CaptureWindow window;
+
+    explicit WindowRun(const CaptureWindow::Options& o, tr::Timestamp started_at = 1000) {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        REQUIRE(fd >= 0);
+        REQUIRE(pipeline.start(fd, test_header(), Pipeline::Options{}));
+        window.begin(&pipeline, o, started_at);
+    }
+    // The Capture records, in order, as "start:reason@t" / "stop:reason@t".
+    std::vector<std::string> captures() {
+        pipeline.finish();
+        gprof::trace::TraceReader reader(path);
+        std::vector<std::string> out;
+        for (auto& r : read_all_records(reader))
+            if (r.kind == tr::RecordKind::Capture)
+                out.push_back(std::string(r.capture.action == tr::CaptureAction::Start ? "start:" : "stop:") +
+                              std::to_string(static_cast<int>(r.capture.reason)) + "@" +
+                              std::to_string(r.capture.timestamp));
+        return out;
+    }
+};
+
+constexpr int kSession = static_cast<int>(tr::CaptureReason::SessionStart);
+constexpr int kProfiler = static_cast<int>(tr::CaptureReason::ProfilerApi);
+constexpr int kNvtx = static_cast<int>(tr::CaptureReason::NvtxRange);
+constexpr int kDelay = static_cast<int>(tr::CaptureReason::Delay);
+constexpr int kDuration = static_cast<int>(tr::CaptureReason::Duration);
+constexpr int kExit = static_cast<int>(tr::CaptureReason::ProcessExit);
+
+std::string edge(bool start, int reason, uint64_t t) {
+    return std::string(start ? "start:" : "stop:") + std::to_string(reason) + "@" + std::to_string(t);
+}
+
+}  // namespace
+
+TEST_CASE("capture window: open from the start without a range or delay, closed at exit") {
+    WindowRun w(CaptureWindow::Options{});
+    CHECK(w.window.is_open());
+    CHECK_FALSE(w.window.accepts_ranges());
+    CHECK_FALSE(w.window.open_range(tr::CaptureReason::ProfilerApi, 2000));  // no capture range: not its business
+    w.window.close_range(tr::CaptureReason::ProfilerApi, 2100);
+    w.window.close_at_exit(5000);
+    CHECK_FALSE(w.window.is_open());
+    CHECK(w.captures() == std::vector<std::string>{edge(true, kSession, 1000), edge(false, kExit, 5000)});
+}
+
+TEST_CASE("capture window: range end stop / repeat:N / none") {
+    SECTION("stop: the first range only") {
+        CaptureWindow::Options o;
+        o.mode = CaptureMode::NvtxRange;
+        WindowRun w(o);
+        CHECK_FALSE(w.window.is_open());
+        CHECK(w.window.accepts_ranges());
+        CHECK_FALSE(w.window.open_range(tr::CaptureReason::ProfilerApi, 1500));  // the other range kind
+        CHECK(w.window.open_range(tr::CaptureReason::NvtxRange, 2000));
+        CHECK(w.window.is_open());
+        CHECK_FALSE(w.window.open_range(tr::CaptureReason::NvtxRange, 2500));  // already held
+        w.window.close_range(tr::CaptureReason::NvtxRange, 3000);
+        CHECK_FALSE(w.window.accepts_ranges());
+        CHECK_FALSE(w.window.open_range(tr::CaptureReason::NvtxRange, 4000));
+        w.window.close_at_exit(9000);  // closed already: no record
+        CHECK(w.captures() == std::vector<std::string>{edge(true, kNvtx, 2000), edge(false, kNvtx, 3000)});
+    }
+    SECTION("repeat:2: two ranges, then no more") {
+        CaptureWindow::Options o;
+        o.mode = CaptureMode::CudaProfilerApi;
+        o.range_end = CaptureRangeEnd::Repeat;
+        o.max_ranges = 2;
+        WindowRun w(o);
+        for (uint64_t t : {2000, 4000, 6000}) {
+            bool opened = w.window.open_range(tr::CaptureReason::ProfilerApi, t);
+            CHECK(opened == (t < 6000));
+            w.window.close_range(tr::CaptureReason::ProfilerApi, t + 1000);
+        }
+        CHECK(w.captures() == std::vector<std::string>{edge(true, kProfiler, 2000), edge(false, kProfiler, 3000),
+                                                       edge(true, kProfiler, 4000), edge(false, kProfiler, 5000)});
+    }
+    SECTION("repeat without a limit") {
+        CaptureWindow::Options o;
+        o.mode = CaptureMode::NvtxRange;
+        o.range_end = CaptureRangeEnd::Repeat;
+        WindowRun w(o);
+        for (int i = 0; i < 100; ++i) {
+            REQUIRE(w.window.open_range(tr::CaptureReason::NvtxRange, 2000 + 10 * i));
+            w.window.close_range(tr::CaptureReason::NvtxRange, 2005 + 10 * i);
+        }
+        CHECK(w.window.accepts_ranges());
+        CHECK(w.captures().size() == 200);
+    }
+    SECTION("none: the first range opens the window for good") {
+        CaptureWindow::Options o;
+        o.mode = CaptureMode::NvtxRange;
+        o.range_end = CaptureRangeEnd::None;
+        WindowRun w(o);
+        CHECK(w.window.open_range(tr::CaptureReason::NvtxRange, 2000));
+        CHECK_FALSE(w.window.accepts_ranges());
+        w.window.close_range(tr::CaptureReason::NvtxRange, 3000);
+        CHECK(w.window.is_open());
+        w.window.close_at_exit(9000);
+        CHECK(w.captures() == std::vector<std::string>{edge(true, kNvtx, 2000), edge(false, kExit, 9000)});
+    }
+}
+
+TEST_CASE("capture window: delay and duration edges; ranges are looked for only inside them") {
+    SECTION("delay then duration, no range") {
+        CaptureWindow::Options o;
+        o.open_at = 5000;
+        o.close_at = 8000;
+        WindowRun w(o);
+        CHECK_FALSE(w.window.is_open());
+        w.window.tick(4999);
+        CHECK_FALSE(w.window.is_open());
+        w.window.tick(5100);  // the writer's tick comes late: the edge is stamped where it was due
+        CHECK(w.window.is_open());
+        w.window.tick(8200);
+        CHECK_FALSE(w.window.is_open());
+        w.window.tick(9000);
+        w.window.close_at_exit(9500);
+        CHECK(w.captures() == std::vector<std::string>{edge(true, kDelay, 5000), edge(false, kDuration, 8000)});
+    }
+    SECTION("a range during the delay does not count; one after it does; the duration ends it") {
+        CaptureWindow::Options o;
+        o.mode = CaptureMode::CudaProfilerApi;
+        o.open_at = 5000;
+        o.close_at = 8000;
+        WindowRun w(o);
+        CHECK_FALSE(w.window.open_range(tr::CaptureReason::ProfilerApi, 2000));
+        w.window.close_range(tr::CaptureReason::ProfilerApi, 3000);
+        w.window.tick(5000);
+        CHECK_FALSE(w.window.is_open());  // the time gate is open, the range gate not
+        CHECK(w.window.open_range(tr::CaptureReason::ProfilerApi, 6000));
+        w.window.tick(8000);
+        CHECK_FALSE(w.window.is_open());
+        CHECK_FALSE(w.window.accepts_ranges());
+        CHECK(w.captures() == std::vector<std::string>{edge(true, kProfiler, 6000), edge(false, kDuration, 8000)});
+    }
+    SECTION("options from the configuration") {
+        Config c;
+        c.delay_sec = 2;
+        c.duration_sec = 0.5;
+        c.capture = CaptureMode::NvtxRange;
+        c.capture_end = CaptureRangeEnd::Repeat;
+        c.capture_end_count = 4;
+        auto o = CaptureWindow::options_for(c, 1'000'000'000);
+        CHECK(o.open_at == 3'000'000'000);
+        CHECK(o.close_at == 3'500'000'000);
+        CHECK(o.mode == CaptureMode::NvtxRange);
+        CHECK(o.range_end == CaptureRangeEnd::Repeat);
+        CHECK(o.max_ranges == 4);
+        c.delay_sec = 0;
+        CHECK(CaptureWindow::options_for(c, 1'000'000'000).close_at == 1'500'000'000);
+    }
 }

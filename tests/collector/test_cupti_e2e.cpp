@@ -1,5 +1,6 @@
 // End to end: libgprof-collector.so injected into a test program, with the CUPTI stand-in as its libcupti
-// (GPROF_CUPTI_LIB). Exit flush, periodic flush before SIGKILL, crash, dropped records, profiler range, fork,
+// (GPROF_CUPTI_LIB). Exit flush, periodic flush before SIGKILL, crash, dropped records, capture ranges
+// (cudaProfilerApi, NVTX through the real NVTX loader), CUDA graphs, the runtime's nested driver calls, fork,
 // a hanging forced flush at exit, and a refused subscription.
 #include <catch2/catch.hpp>
 
@@ -45,6 +46,19 @@ std::vector<std::string> kernel_names(const std::string& path) {
     return names;
 }
 
+std::map<std::string, size_t> kernel_counts(const std::string& path) {
+    std::map<std::string, size_t> counts;
+    for (auto& n : kernel_names(path)) ++counts[n];
+    return counts;
+}
+
+std::vector<trace::Capture> captures(const LoadedTrace& t) {
+    std::vector<trace::Capture> out;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::Capture) out.push_back(r.capture);
+    return out;
+}
+
 bool has_status(const LoadedTrace& t, const std::string& text) {
     for (auto& m : t.status_messages())
         if (m.find(text) != std::string::npos) return true;
@@ -78,6 +92,123 @@ TEST_CASE("e2e: records dropped by CUPTI are counted in the trace", "[cupti][e2e
     REQUIRE(ts.size() == 1);
     CHECK(ts[0].dropped(trace::DropSource::CuptiBuffer) == 1000);
     CHECK(ts[0].count(trace::RecordKind::Kernel) == 51);
+}
+
+TEST_CASE("e2e: the runtime's own driver calls are left out unless asked for", "[cupti][e2e]") {
+    for (bool keep : {false, true}) {
+        INFO("GPROF_CUDA_NESTED_DRIVER_CALLS " << keep);
+        E2E e("basic", 200, {{"GPROF_CUDA_NESTED_DRIVER_CALLS", keep ? "1" : "0"}});
+        INFO(e.run.err);
+        REQUIRE(e.run.exit_code() == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        // 200 cudaLaunchKernel + 200 cudaMemcpy; the runtime's: 200 cuKernelGetName, one lazy load of the kernel.
+        CHECK(ts[0].count(trace::RecordKind::ApiCall) == (keep ? 400u + 200 + 2 : 400u));
+        CHECK(ts[0].count(trace::RecordKind::Kernel) == 200);
+    }
+}
+
+TEST_CASE("e2e: CUDA graphs: every node by default, one record per launch with graph trace", "[cupti][e2e][graph]") {
+    SECTION("node (default)") {
+        E2E e("graph", 200);
+        INFO(e.run.err);
+        REQUIRE(e.run.exit_code() == 0);
+        auto paths = traces_in(e.dir.path().string());
+        REQUIRE(paths.size() == 1);
+        auto counts = kernel_counts(paths[0].string());
+        CHECK(counts["_Z7graph_kv"] == 600);
+        CHECK(counts["_Z5plainv"] == 1);
+        auto t = load_trace(paths[0].string());
+        CHECK(t.count(trace::RecordKind::Memset) == 200);
+        CHECK(t.count(trace::RecordKind::Memcpy) == 200 + 1);
+        CHECK(t.count(trace::RecordKind::GraphLaunch) == 0);
+        size_t in_graph = 0;
+        for (auto& r : t.records)
+            if (r.kind == trace::RecordKind::Kernel && r.kernel.graph_id == 3 && r.kernel.graph_node_id != 0) ++in_graph;
+        CHECK(in_graph == 600);
+    }
+    SECTION("graph") {
+        E2E e("graph", 200, {{"GPROF_CUDA_GRAPH_TRACE", "graph"}});
+        INFO(e.run.err);
+        REQUIRE(e.run.exit_code() == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(ts[0].count(trace::RecordKind::GraphLaunch) == 200);
+        CHECK(ts[0].count(trace::RecordKind::Kernel) == 1);
+        CHECK(ts[0].count(trace::RecordKind::Memset) == 0);
+        CHECK(ts[0].count(trace::RecordKind::Memcpy) == 1);
+        CHECK(has_status(ts[0], "per graph launch"));
+    }
+}
+
+TEST_CASE("e2e: NVTX capture range: exactly the work inside the range, switched on the app's thread",
+          "[cupti][e2e][nvtx-capture]") {
+    // The ranges last microseconds, far less than a flush period: a decision taken anywhere but in the NVTX
+    // handler itself records nothing of them (what the H100 run showed before this was fixed).
+    const int n = 25;
+    struct Case {
+        const char* end;
+        size_t ranges;
+    };
+    for (const Case& c : {Case{nullptr, 1}, Case{"stop", 1}, Case{"repeat", 3}, Case{"repeat:2", 2}, Case{"none", 3}}) {
+        INFO("GPROF_CAPTURE_RANGE_END " << (c.end ? c.end : "(unset)"));
+        std::map<std::string, std::string> env{{"GPROF_CAPTURE_RANGE", "nvtx:compute"}};
+        if (c.end) env["GPROF_CAPTURE_RANGE_END"] = c.end;
+        E2E e("nvtx-capture", n, env);
+        INFO(e.run.err);
+        REQUIRE(e.run.exit_code() == 0);
+        CHECK(e.run.out == "done nvtx-capture\n");
+        auto paths = traces_in(e.dir.path().string());
+        REQUIRE(paths.size() == 1);
+        auto counts = kernel_counts(paths[0].string());
+        CHECK(counts["_Z6insidev"] == 3 * n * c.ranges);
+        bool open_for_good = c.end && std::string(c.end) == "none";
+        // "none": after the first range, the outside launches that follow it are inside the window.
+        CHECK(counts["_Z7outsidev"] == (open_for_good ? 3u * n : 0u));
+        auto t = load_trace(paths[0].string());
+        auto caps = captures(t);
+        size_t starts = 0;
+        for (auto& cap : caps) {
+            if (cap.action == trace::CaptureAction::Start) {
+                ++starts;
+                CHECK(cap.reason == trace::CaptureReason::NvtxRange);
+            }
+        }
+        CHECK(starts == (open_for_good ? 1u : c.ranges));
+        // API records follow the window too: a launch and a copy per inside iteration.
+        CHECK(t.count(trace::RecordKind::ApiCall) == (open_for_good ? 2u * (3 * n * 3 + 3 * n) : 2u * 3 * n * c.ranges));
+        // NVTX itself is recorded in full, inside the window or not.
+        CHECK(t.nvtx_named("compute").size() == 3 * 2 + 1);
+    }
+}
+
+TEST_CASE("e2e: NVTX capture range in a domain: registered strings, wide names, ended on another thread",
+          "[cupti][e2e][nvtx-capture]") {
+    const int n = 20;
+    E2E e("nvtx-capture-ex", n, {{"GPROF_CAPTURE_RANGE", "nvtx:step@train"}, {"GPROF_CAPTURE_RANGE_END", "repeat"}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto paths = traces_in(e.dir.path().string());
+    REQUIRE(paths.size() == 1);
+    auto counts = kernel_counts(paths[0].string());
+    CHECK(counts["_Z6insidev"] == 2u * n);
+    CHECK(counts["_Z7outsidev"] == 0);
+    auto caps = captures(load_trace(paths[0].string()));
+    CHECK(caps.size() == 4);
+}
+
+TEST_CASE("e2e: NVTX capture range with NVTX itself not traced", "[cupti][e2e][nvtx-capture]") {
+    const int n = 10;
+    E2E e("nvtx-capture", n, {{"GPROF_CAPTURE_RANGE", "nvtx:compute@*"}, {"GPROF_TRACE", "cuda"}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto paths = traces_in(e.dir.path().string());
+    REQUIRE(paths.size() == 1);
+    auto counts = kernel_counts(paths[0].string());
+    // "@*": the range of domain "other" comes first and is the one captured.
+    CHECK(counts["_Z7outsidev"] == size_t(n));
+    CHECK(counts["_Z6insidev"] == 0);
+    CHECK(load_trace(paths[0].string()).count(trace::RecordKind::Nvtx) == 0);
 }
 
 TEST_CASE("e2e: cudaProfilerApi capture range records only inside it", "[cupti][e2e]") {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -99,7 +100,7 @@ TEST_CASE("session: buffer cycle from API calls to records in the trace", "[cupt
     CHECK(SI(gprof_test_standin_timestamp_callback_registered)() == 1);  // before any kind
     CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
     CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_KERNEL) == 0);
-    for (CUpti_ActivityKind k : traced_activity_kinds()) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 1);
+    for (CUpti_ActivityKind k : traced_activity_kinds(false)) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 1);
     CHECK(SI(gprof_test_standin_runtime_api_filtered)(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020) == 1);
     CHECK(f.session->recording());
 
@@ -161,47 +162,157 @@ TEST_CASE("session: dropped records are written, never lost", "[cupti][session]"
     CHECK(count(recs, trace::RecordKind::Kernel) == 2);
 }
 
-TEST_CASE("session: cudaProfilerStart/Stop bound the capture range", "[cupti][session]") {
+std::vector<bool> g_profiler_edges;
+
+TEST_CASE("session: cudaProfilerStart/Stop call back once per range, and set_recording switches the kinds",
+          "[cupti][session]") {
+    g_profiler_edges.clear();
     SessionOptions o;
-    o.capture_profiler_api = true;
+    o.start_paused = true;
+    o.profiler_range = [](bool start) { g_profiler_edges.push_back(start); };
     Fixture f(nullptr, o);
     REQUIRE(f.result.ok);
     CHECK_FALSE(f.session->recording());
     CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 0);
-    SI(gprof_test_standin_launch_kernel)("_Z6beforev", 1);  // outside: not recorded
+    SI(gprof_test_standin_launch_kernel)("_Z6beforev", 1);  // kinds off: not recorded, not later either
 
     SI(gprof_test_standin_profiler_start)();
+    CHECK(g_profiler_edges == std::vector<bool>{true});  // cudaProfilerStart and its cuProfilerStart: one edge
+    CHECK(f.session->set_recording(true));
     CHECK(f.session->recording());
+    CHECK(f.session->set_recording(true));  // idempotent
     for (int i = 0; i < 3; ++i) SI(gprof_test_standin_launch_kernel)("_Z6insidev", 1);
     uint64_t flushes_before = SI(gprof_test_standin_flushes)(0);
     SI(gprof_test_standin_profiler_stop)();
-    CHECK_FALSE(f.session->recording());
+    CHECK(g_profiler_edges == std::vector<bool>{true, false});
     CHECK(SI(gprof_test_standin_flushes)(0) > flushes_before);  // flushed on cudaProfilerStop
-    SI(gprof_test_standin_launch_kernel)("_Z5afterv", 1);   // outside again
-
-    SI(gprof_test_standin_profiler_start)();  // a second range
-    SI(gprof_test_standin_launch_kernel)("_Z6insidev", 1);
-    SI(gprof_test_standin_profiler_stop)();
+    CHECK(f.session->set_recording(false));
+    CHECK_FALSE(f.session->recording());
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_RUNTIME) == 0);
+    SI(gprof_test_standin_launch_kernel)("_Z5afterv", 1);
 
     trace::TraceReader* reader = nullptr;
     auto recs = f.finish(&reader);
     std::vector<std::string> kernels;
-    std::vector<trace::Capture> captures;
-    for (const auto& r : recs) {
+    for (const auto& r : recs)
         if (r.kind == trace::RecordKind::Kernel) kernels.emplace_back(reader->string(r.kernel.name));
-        if (r.kind == trace::RecordKind::Capture) captures.push_back(r.capture);
-    }
-    CHECK(kernels == std::vector<std::string>(4, "_Z6insidev"));
-    REQUIRE(captures.size() == 4);
-    for (size_t i = 0; i < captures.size(); ++i) {
-        CHECK(captures[i].reason == trace::CaptureReason::ProfilerApi);
-        CHECK(captures[i].action == (i % 2 == 0 ? trace::CaptureAction::Start : trace::CaptureAction::Stop));
-        CHECK(captures[i].timestamp != 0);
-        if (i > 0) CHECK(captures[i].timestamp >= captures[i - 1].timestamp);
-    }
-    // cudaProfilerStart calls cuProfilerStart: both callbacks fire, one range opens.
-    CHECK(f.session->counters().profiler_starts == 4);
+    CHECK(kernels == std::vector<std::string>(3, "_Z6insidev"));
+    CHECK(count(recs, trace::RecordKind::Capture) == 0);  // the capture window writes those, not the session
+    CHECK(f.session->counters().profiler_starts == 2);
     delete reader;
+}
+
+// The names of the API records, in order.
+std::vector<std::string> api_names(const std::vector<trace::Record>& recs, trace::TraceReader& reader) {
+    std::vector<std::string> names;
+    for (const auto& r : recs)
+        if (r.kind == trace::RecordKind::ApiCall) names.emplace_back(reader.string(r.api.name));
+    return names;
+}
+
+TEST_CASE("session: the runtime's own driver calls are switched off at the source, the program's are kept",
+          "[cupti][session]") {
+    for (bool keep : {false, true}) {
+        INFO("nested_driver_calls = " << keep);
+        SessionOptions o;
+        o.nested_driver_calls = keep;
+        o.start_paused = true;
+        Fixture f(nullptr, o);
+        REQUIRE(f.result.ok);
+        // Enabling DRIVER resets CUPTI's per-call filters: they must be applied after every enabling.
+        for (int round = 0; round < 2; ++round) {
+            REQUIRE(f.session->set_recording(true));
+            for (CUpti_CallbackId cbid : runtime_internal_driver_calls())
+                CHECK(SI(gprof_test_standin_driver_api_filtered)(cbid) == (keep ? 0 : 1));
+            CHECK(SI(gprof_test_standin_driver_api_filtered)(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == 0);
+            CHECK(SI(gprof_test_standin_driver_api_filtered)(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch) == 0);
+            SI(gprof_test_standin_launch_kernel)(round == 0 ? "_Z1av" : "_Z1bv", 1);
+            SI(gprof_test_standin_driver_launch_kernel)("_Z6tritonv", 1);  // the program's own driver launch
+            REQUIRE(f.session->set_recording(false));
+        }
+        trace::TraceReader* reader = nullptr;
+        auto recs = f.finish(&reader);
+        auto names = api_names(recs, *reader);
+        std::vector<std::string> expect;
+        for (int round = 0; round < 2; ++round) {
+            if (keep) expect.insert(expect.end(), {"cuLibraryLoadData", "cuLibraryGetKernel", "cuKernelGetName"});
+            expect.insert(expect.end(), {"cudaLaunchKernel", "cuLaunchKernel"});
+        }
+        CHECK(names == expect);
+        CHECK(count(recs, trace::RecordKind::Kernel) == 4);
+        bool said = false;
+        for (const auto& r : recs)
+            if (r.kind == trace::RecordKind::Status &&
+                reader->string(r.status.message).find("driver calls the CUDA runtime makes internally") !=
+                    std::string_view::npos)
+                said = true;
+        CHECK(said == !keep);
+        delete reader;
+    }
+}
+
+// Node records of graph launches, as the trace holds them.
+struct GraphSeen {
+    std::vector<trace::Kernel> kernels;
+    std::vector<trace::Memcpy> memcpys;
+    std::vector<trace::Memset> memsets;
+    std::vector<trace::GraphLaunch> launches;
+};
+GraphSeen graph_records(const std::vector<trace::Record>& recs) {
+    GraphSeen g;
+    for (const auto& r : recs) {
+        if (r.kind == trace::RecordKind::Kernel) g.kernels.push_back(r.kernel);
+        if (r.kind == trace::RecordKind::Memcpy) g.memcpys.push_back(r.memcpy);
+        if (r.kind == trace::RecordKind::Memset) g.memsets.push_back(r.memset);
+        if (r.kind == trace::RecordKind::GraphLaunch) g.launches.push_back(r.graph_launch);
+    }
+    return g;
+}
+
+TEST_CASE("session: CUDA graphs node by node (default): every node of every launch, with graph and node ids",
+          "[cupti][session][graph]") {
+    Fixture f(nullptr);
+    REQUIRE(f.result.ok);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) == 0);
+    std::vector<uint32_t> corrs;
+    for (int i = 0; i < 50; ++i) corrs.push_back(SI(gprof_test_standin_graph_launch)(5, "_Z5nodesv", 3, 1, 1, 9, 0));
+    corrs.push_back(SI(gprof_test_standin_graph_launch)(6, "_Z5nodesv", 2, 0, 0, 9, 1));  // the program's cuGraphLaunch
+    auto g = graph_records(f.finish());
+    CHECK(g.kernels.size() == 50 * 3 + 2);
+    CHECK(g.memsets.size() == 50);
+    CHECK(g.memcpys.size() == 50);
+    CHECK(g.launches.empty());
+    for (const auto& k : g.kernels) {
+        CHECK((k.graph_id == 5 || k.graph_id == 6));
+        CHECK(k.graph_node_id >> 32 == k.graph_id);
+        CHECK(std::find(corrs.begin(), corrs.end(), k.correlation) != corrs.end());
+        CHECK(k.stream == 9);
+    }
+    for (const auto& m : g.memsets) CHECK((m.graph_id == 5 && m.graph_node_id == (5ull << 32 | 1)));
+    for (const auto& m : g.memcpys) CHECK((m.graph_id == 5 && m.graph_node_id == (5ull << 32 | 5)));
+}
+
+TEST_CASE("session: CUDA graphs per launch (graph_level): one GraphLaunch per launch, no node records",
+          "[cupti][session][graph]") {
+    SessionOptions o;
+    o.graph_level = true;
+    Fixture f(nullptr, o);
+    REQUIRE(f.result.ok);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) == 1);
+    std::vector<uint32_t> corrs;
+    for (int i = 0; i < 50; ++i) corrs.push_back(SI(gprof_test_standin_graph_launch)(5, "_Z5nodesv", 3, 1, 1, 9, 0));
+    SI(gprof_test_standin_launch_kernel)("_Z7plain_kv", 9);  // work outside graphs is still recorded
+    auto g = graph_records(f.finish());
+    REQUIRE(g.launches.size() == 50);
+    for (size_t i = 0; i < g.launches.size(); ++i) {
+        CHECK(g.launches[i].graph_id == 5);
+        CHECK(g.launches[i].correlation == corrs[i]);
+        CHECK(g.launches[i].stream == 9);
+        CHECK(g.launches[i].end > g.launches[i].start);
+    }
+    CHECK(g.kernels.size() == 1);
+    CHECK(g.memsets.empty());
+    CHECK(g.memcpys.empty());
 }
 
 TEST_CASE("session: cudaDeviceReset flushes", "[cupti][session]") {
@@ -223,7 +334,7 @@ TEST_CASE("session: another profiler's subscriber gives a reason and a clean fai
     CHECK(f.result.reason.find("torch.profiler") != std::string::npos);
     CHECK_FALSE(f.session->started());
     CHECK(SI(gprof_test_standin_subscribed)() == 0);
-    for (CUpti_ActivityKind k : traced_activity_kinds()) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 0);
+    for (CUpti_ActivityKind k : traced_activity_kinds(false)) CHECK(SI(gprof_test_standin_kind_enabled)(k) == 0);
     // A second start returns the same answer without trying again.
     StartResult again = f.session->start(*f.pipeline, SessionOptions{});
     CHECK(again.reason == f.result.reason);

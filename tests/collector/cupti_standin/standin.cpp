@@ -2,6 +2,19 @@
 // loader resolves, loaded through the same dlopen path (GPROF_CUPTI_LIB), and plays scripted behaviour: the
 // subscribe result, buffer requests and completions carrying real CUpti_Activity* structs, dropped counts,
 // profiler start/stop callbacks, a flush that hangs. See standin_control.h. Never installed.
+//
+// What it models of the real CUPTI (each seen on an H100 with CUDA 13.0, 2026-11-22, unless marked otherwise):
+//   - A record exists only for work issued while its kind is enabled: enabling a kind later does not bring back
+//     what ran before, and disabling it drops what comes after (the API record and the GPU record of one call
+//     are each decided when the call is made).
+//   - cuptiActivityEnable(RUNTIME/DRIVER) resets the per-call filters of cuptiActivityEnableRuntimeApi/DriverApi.
+//   - The CUDA runtime makes driver calls of its own, outside the interval of the runtime call that needs them:
+//     cuKernelGetName before every cudaLaunchKernel, cuLibraryLoadData + cuLibraryGetKernel before the first
+//     launch of a kernel (lazy loading). Each has its own correlation id.
+//   - CUDA graphs: a cudaGraphLaunch runtime record (no nested cuGraphLaunch driver record appeared on the H100)
+//     and one record per node (kernel, memcpy, memset) carrying graphId, graphNodeId and the launching call's
+//     correlation id (that id: inferred from the GRAPH_TRACE record, which carried cudaGraphLaunch's). While
+//     GRAPH_TRACE is enabled, one CUpti_ActivityGraphTrace2 per launch and *no* node records at all.
 #include <cupti.h>
 
 #include <pthread.h>
@@ -15,6 +28,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -82,6 +96,7 @@ struct State {
     uint64_t dropped_pending = 0;
     uint64_t dropped_unreported = 0;  // records lost for want of a buffer
     std::atomic<uint32_t> correlation{0};
+    std::set<std::string> loaded_kernels;  // kernels whose module the runtime has loaded (lazy loading)
     std::atomic<uint64_t> requested_count{0}, completed_count{0}, refused{0}, flushes[2] = {}, emitted{0};
     std::thread workload;
 };
@@ -126,6 +141,7 @@ size_t record_size(CUpti_ActivityKind kind) {
         case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
         case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
+        case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
         case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
         default: return 0;
     }
@@ -213,6 +229,70 @@ uint32_t api_call(CUpti_CallbackDomain domain, uint32_t cbid, const char* name, 
     return corr;
 }
 
+
+CUpti_ActivityKernel10 kernel_record(const char* name, uint32_t stream, uint32_t corr, uint64_t start) {
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = k.start + 1000;
+    k.deviceId = 0;
+    k.contextId = 1;
+    k.streamId = stream;
+    k.gridX = 128;
+    k.gridY = k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = k.blockZ = 1;
+    k.registersPerThread = 32;
+    k.correlationId = corr;
+    k.name = name;  // CUPTI's names live as long as the module; the caller's literal does here
+    return k;
+}
+
+CUpti_ActivityMemcpy6 memcpy_record(uint64_t bytes, uint32_t copy_kind, uint32_t stream, uint32_t corr,
+                                    uint64_t start) {
+    CUpti_ActivityMemcpy6 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = static_cast<uint8_t>(copy_kind);
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = bytes;
+    m.start = start;
+    m.end = m.start + 500;
+    m.contextId = 1;
+    m.streamId = stream;
+    m.correlationId = corr;
+    return m;
+}
+
+CUpti_ActivityMemset4 memset_record(uint64_t bytes, uint32_t value, uint32_t stream, uint32_t corr, uint64_t start) {
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = value;
+    m.bytes = bytes;
+    m.start = start;
+    m.end = m.start + 300;
+    m.contextId = 1;
+    m.streamId = stream;
+    m.correlationId = corr;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    return m;
+}
+
+// What the CUDA runtime does through the driver before a cudaLaunchKernel (its own calls, own correlation ids,
+// before the runtime call's interval): load the kernel's module the first time, then look its name up.
+void runtime_launch_prologue(const char* name) {
+    State& s = st();
+    bool first;
+    {
+        std::lock_guard<std::recursive_mutex> lock(s.mutex);
+        first = s.loaded_kernels.insert(name).second;
+    }
+    if (first) {
+        api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData, "cuLibraryLoadData", nullptr);
+        api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel, "cuLibraryGetKernel", nullptr);
+    }
+    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, "cuKernelGetName", nullptr);
+}
 
 void workload_thread(uint64_t iterations) {
     State& s = st();
@@ -404,6 +484,11 @@ STANDIN_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uin
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart"},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop"},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, "cuKernelGetName"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData, "cuLibraryLoadData"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel, "cuLibraryGetKernel"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000"},
     };
     for (const auto& n : names)
         if (n.d == domain && n.cbid == cbid) {
@@ -439,24 +524,70 @@ STANDIN_EXPORT uint32_t gprof_test_standin_driver_call(uint32_t cbid) {
 
 STANDIN_EXPORT uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream) {
     State& s = st();
+    runtime_launch_prologue(name);
     uint32_t corr = api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                              "cudaLaunchKernel", nullptr);
-    CUpti_ActivityKernel10 k{};
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = now_ns();
-    k.end = k.start + 1000;
-    k.deviceId = 0;
-    k.contextId = 1;
-    k.streamId = stream;
-    k.gridX = 128;
-    k.gridY = k.gridZ = 1;
-    k.blockX = 256;
-    k.blockY = k.blockZ = 1;
-    k.registersPerThread = 32;
-    k.correlationId = corr;
-    k.name = name;  // CUPTI's names live as long as the module; the caller's literal does here
+    CUpti_ActivityKernel10 k = kernel_record(name, stream, corr, now_ns());
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
     emit_locked(&k, k.kind);
+    return corr;
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_driver_launch_kernel(const char* name, uint32_t stream) {
+    State& s = st();
+    uint32_t corr = api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", nullptr);
+    CUpti_ActivityKernel10 k = kernel_record(name, stream, corr, now_ns());
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    emit_locked(&k, k.kind);
+    return corr;
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_graph_launch(uint32_t graph_id, const char* kernel, uint32_t kernels,
+                                                        uint32_t memsets, uint32_t memcpys, uint32_t stream,
+                                                        int driver_api) {
+    State& s = st();
+    uint32_t corr = driver_api ? api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                          "cuGraphLaunch", nullptr)
+                               : api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                                          "cudaGraphLaunch", nullptr);
+    uint64_t t = now_ns();
+    uint64_t begin = t;
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    if (s.kinds[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]) {
+        // One record for the whole launch, instead of (not in addition to) the node records.
+        CUpti_ActivityGraphTrace2 g{};
+        g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+        g.correlationId = corr;
+        g.start = begin;
+        g.end = begin + 1000ull * (kernels + memsets + memcpys);
+        g.deviceId = g.endDeviceId = 0;
+        g.contextId = g.endContextId = 1;
+        g.graphId = graph_id;
+        g.streamId = stream;
+        emit_locked(&g, g.kind);
+        return corr;
+    }
+    uint64_t node = 0;
+    auto node_id = [&] { return (static_cast<uint64_t>(graph_id) << 32) | ++node; };
+    for (uint32_t i = 0; i < memsets; ++i, t += 1000) {
+        CUpti_ActivityMemset4 m = memset_record(256, 0, stream, corr, t);
+        m.graphId = graph_id;
+        m.graphNodeId = node_id();
+        emit_locked(&m, m.kind);
+    }
+    for (uint32_t i = 0; i < kernels; ++i, t += 1000) {
+        CUpti_ActivityKernel10 k = kernel_record(kernel, stream, corr, t);
+        k.graphId = graph_id;
+        k.graphNodeId = node_id();
+        emit_locked(&k, k.kind);
+    }
+    for (uint32_t i = 0; i < memcpys; ++i, t += 1000) {
+        CUpti_ActivityMemcpy6 m = memcpy_record(4096, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, stream, corr, t);
+        m.srcKind = m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+        m.graphId = graph_id;
+        m.graphNodeId = node_id();
+        emit_locked(&m, m.kind);
+    }
     return corr;
 }
 
@@ -464,17 +595,7 @@ STANDIN_EXPORT uint32_t gprof_test_standin_memcpy(uint64_t bytes, uint32_t copy_
     State& s = st();
     uint32_t corr =
         api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", nullptr);
-    CUpti_ActivityMemcpy6 m{};
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = static_cast<uint8_t>(copy_kind);
-    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    m.bytes = bytes;
-    m.start = now_ns();
-    m.end = m.start + 500;
-    m.contextId = 1;
-    m.streamId = 7;
-    m.correlationId = corr;
+    CUpti_ActivityMemcpy6 m = memcpy_record(bytes, copy_kind, 7, corr, now_ns());
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
     emit_locked(&m, m.kind);
     return corr;
@@ -484,16 +605,7 @@ STANDIN_EXPORT uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value
     State& s = st();
     uint32_t corr =
         api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", nullptr);
-    CUpti_ActivityMemset4 m{};
-    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-    m.value = value;
-    m.bytes = bytes;
-    m.start = now_ns();
-    m.end = m.start + 300;
-    m.contextId = 1;
-    m.streamId = 7;
-    m.correlationId = corr;
-    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    CUpti_ActivityMemset4 m = memset_record(bytes, value, 7, corr, now_ns());
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
     emit_locked(&m, m.kind);
     return corr;
@@ -545,6 +657,9 @@ STANDIN_EXPORT int gprof_test_standin_timestamp_callback_registered() { return s
 STANDIN_EXPORT int gprof_test_standin_runtime_api_filtered(uint32_t cbid) {
     return cbid < 1024 && st().runtime_filtered[cbid] ? 1 : 0;
 }
+STANDIN_EXPORT int gprof_test_standin_driver_api_filtered(uint32_t cbid) {
+    return cbid < 1024 && st().driver_filtered[cbid] ? 1 : 0;
+}
 STANDIN_EXPORT uint64_t gprof_test_standin_buffers_requested() { return st().requested_count; }
 STANDIN_EXPORT uint64_t gprof_test_standin_buffers_completed() { return st().completed_count; }
 STANDIN_EXPORT uint64_t gprof_test_standin_buffers_refused() { return st().refused; }
@@ -570,5 +685,6 @@ STANDIN_EXPORT void gprof_test_standin_reset() {
     s.buffer = nullptr;  // a buffer still held belongs to the old client: leaked in tests
     s.size = s.used = 0;
     s.requested_count = s.completed_count = s.refused = s.emitted = 0;
+    s.loaded_kernels.clear();
     s.flushes[0] = s.flushes[1] = 0;
 }

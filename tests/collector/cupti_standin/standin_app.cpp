@@ -11,6 +11,13 @@
 //     crash N       N launches, sleep 600 ms, then SIGSEGV
 //     fork N        N launches, fork; the child re-initialises (InitializeInjection), launches N, exits
 //     exit-hang N   N launches, exit normally while the forced flush hangs (GPROF_TEST_STANDIN_SCRIPT=flush-hang)
+//     graph N       N launches of a CUDA graph (1 memset, 3 kernels, 1 memcpy), then one plain kernel launch
+//     nvtx-capture N   work outside and inside NVTX ranges named "compute" (through the real NVTX loader): N
+//                   launches before any range, in a "compute" range of another domain, in a range "computer";
+//                   then 3 times: push "compute" { N launches, a nested "compute" { N }, N } pop, N launches
+//                   after it. Kernels inside are "_Z6insidev", all others "_Z7outsidev".
+//     nvtx-capture-ex N   domain "train": a push of the registered string "step" (N inside), then a start/end
+//                   range L"step" (wide) ended on another thread (N inside), N outside before, between, after
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -24,6 +31,7 @@
 #include <thread>
 
 #include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "standin_control.h"
 
@@ -59,6 +67,61 @@ void launches(int n, const char* kernel) {
         SI(gprof_test_standin_launch_kernel)(kernel, 7);
         SI(gprof_test_standin_memcpy)(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
     }
+}
+
+void outside(int n) { launches(n, "_Z7outsidev"); }
+void inside(int n) { launches(n, "_Z6insidev"); }
+
+nvtxEventAttributes_t attributes() {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    return a;
+}
+
+void nvtx_capture(int n) {
+    outside(n);
+    nvtxDomainHandle_t other = nvtxDomainCreateA("other");
+    nvtxEventAttributes_t a = attributes();
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "compute";
+    nvtxDomainRangePushEx(other, &a);  // the right name in the wrong domain
+    outside(n);
+    nvtxDomainRangePop(other);
+    nvtxRangePushA("computer");  // a longer name
+    outside(n);
+    nvtxRangePop();
+    for (int phase = 0; phase < 3; ++phase) {
+        nvtxRangePushA("compute");
+        inside(n);
+        nvtxRangePushA("compute");  // nested, same name: the outer range still holds
+        inside(n);
+        nvtxRangePop();
+        inside(n);
+        nvtxRangePop();
+        outside(n);
+    }
+}
+
+void nvtx_capture_ex(int n) {
+    nvtxDomainHandle_t train = nvtxDomainCreateA("train");
+    nvtxStringHandle_t step = nvtxDomainRegisterStringA(train, "step");
+    outside(n);
+    nvtxEventAttributes_t a = attributes();
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = step;
+    nvtxDomainRangePushEx(train, &a);
+    inside(n);
+    nvtxDomainRangePop(train);
+    outside(n);
+    nvtxEventAttributes_t w = attributes();
+    w.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+    w.message.unicode = L"step";
+    nvtxRangeId_t id = nvtxDomainRangeStartEx(train, &w);
+    inside(n);
+    std::thread ender([train, id] { nvtxDomainRangeEnd(train, id); });
+    ender.join();
+    outside(n);
 }
 
 }  // namespace
@@ -104,6 +167,13 @@ int main(int argc, char** argv) {
         ::waitpid(pid, &status, 0);
         launches(1, "_Z6parentv");
         std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else if (!std::strcmp(mode, "graph")) {
+        for (int i = 0; i < n; ++i) SI(gprof_test_standin_graph_launch)(3, "_Z7graph_kv", 3, 1, 1, 5, 0);
+        launches(1, "_Z5plainv");
+    } else if (!std::strcmp(mode, "nvtx-capture")) {
+        nvtx_capture(n);
+    } else if (!std::strcmp(mode, "nvtx-capture-ex")) {
+        nvtx_capture_ex(n);
     } else {
         return 2;
     }

@@ -1,6 +1,8 @@
 // Control functions of the CUPTI stand-in (libgprof-test-cupti-standin.so). A test program reaches them with
 // dlsym on the stand-in's handle; their names all start with gprof_test_standin_.
 //
+// What the stand-in models of the real CUPTI is listed at the top of standin.cpp.
+//
 // Scenario flags come from GPROF_TEST_STANDIN_SCRIPT (comma list), read on the first CUPTI call:
 //   multiple-subscribers   cuptiSubscribe returns CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 //   no-device              cuptiSubscribe returns CUPTI_ERROR_INVALID_DEVICE
@@ -27,8 +29,17 @@ extern "C" {
 // correlation id.
 uint32_t gprof_test_standin_runtime_call(uint32_t cbid);
 uint32_t gprof_test_standin_driver_call(uint32_t cbid);
-// cudaLaunchKernel + its CONCURRENT_KERNEL record. Returns the correlation id.
+// cudaLaunchKernel + its CONCURRENT_KERNEL record, after the runtime's own driver calls (cuKernelGetName; the
+// first launch of a name also cuLibraryLoadData + cuLibraryGetKernel). Returns the correlation id.
 uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream);
+// cuLaunchKernel made by the program itself (Triton, JAX): a driver record + the kernel. Returns its correlation id.
+uint32_t gprof_test_standin_driver_launch_kernel(const char* name, uint32_t stream);
+// One launch of a CUDA graph of `memsets` memset, `kernels` kernel (named `kernel`) and `memcpys` memcpy nodes, in
+// that order, through cudaGraphLaunch (driver_api = 0) or the program's own cuGraphLaunch (1). Node records carry
+// graph_id, node ids (graph_id << 32 | 1..n) and the launch's correlation id; while GRAPH_TRACE is enabled there
+// is one CUpti_ActivityGraphTrace2 record instead. Returns the launch's correlation id.
+uint32_t gprof_test_standin_graph_launch(uint32_t graph_id, const char* kernel, uint32_t kernels, uint32_t memsets,
+                                         uint32_t memcpys, uint32_t stream, int driver_api);
 // cudaMemcpy + its MEMCPY record (copy_kind a CUpti_ActivityMemcpyKind).
 uint32_t gprof_test_standin_memcpy(uint64_t bytes, uint32_t copy_kind);
 uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value);
@@ -49,6 +60,7 @@ int gprof_test_standin_subscribed();
 int gprof_test_standin_kind_enabled(uint32_t kind);
 int gprof_test_standin_timestamp_callback_registered();
 int gprof_test_standin_runtime_api_filtered(uint32_t cbid);  // disabled by cuptiActivityEnableRuntimeApi
+int gprof_test_standin_driver_api_filtered(uint32_t cbid);   // disabled by cuptiActivityEnableDriverApi
 uint64_t gprof_test_standin_buffers_requested();
 uint64_t gprof_test_standin_buffers_completed();
 uint64_t gprof_test_standin_buffers_refused();  // buffer requests answered with no buffer

@@ -19,8 +19,17 @@ inline constexpr const char* kRunId = "GPROF_RUN_ID";
 inline constexpr const char* kTrace = "GPROF_TRACE";
 // Backtraces of CUDA API calls: unset/"0" off, "1" on (default depth), or a depth in frames (max 64).
 inline constexpr const char* kBacktrace = "GPROF_BACKTRACE";
-// "none" (default), "cudaProfilerApi", or "nvtx:NAME" / "nvtx:NAME@DOMAIN".
+// "none" (default), "cudaProfilerApi", or "nvtx:NAME" / "nvtx:NAME@DOMAIN" / "nvtx:NAME@*" (any domain).
 inline constexpr const char* kCaptureRange = "GPROF_CAPTURE_RANGE";
+// What ends a capture range: "stop" (default: recording ends with the first range), "repeat" / "repeat:N" (each
+// later range records again, at most N ranges in all), "none" (the first range opens recording for good).
+inline constexpr const char* kCaptureRangeEnd = "GPROF_CAPTURE_RANGE_END";
+// CUDA graphs: "node" (default: every kernel, memcpy and memset of every graph launch, with graph and node ids)
+// or "graph" (one GPU record per graph launch; cheaper, nodes not seen).
+inline constexpr const char* kCudaGraphTrace = "GPROF_CUDA_GRAPH_TRACE";
+// "1": also record the driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, ...),
+// which are switched off at the source by default.
+inline constexpr const char* kCudaNestedDriverCalls = "GPROF_CUDA_NESTED_DRIVER_CALLS";
 // Seconds (decimal) after process start before recording begins / after which recording stops.
 inline constexpr const char* kDelay = "GPROF_DELAY_SEC";
 inline constexpr const char* kDuration = "GPROF_DURATION_SEC";
@@ -29,7 +38,7 @@ inline constexpr const char* kNoChildren = "GPROF_NO_CHILDREN";
 inline constexpr const char* kRootPid = "GPROF_ROOT_PID";
 // spdlog level for the collector's own messages on stderr: trace|debug|info|warn|error|off (default warn).
 inline constexpr const char* kLogLevel = "GPROF_LOG_LEVEL";
-// Explicit libcupti to load, tried before the usual search.
+// Explicit libcupti to load instead of the usual search (read by the CUPTI loader itself).
 inline constexpr const char* kCuptiLib = "GPROF_CUPTI_LIB";
 // Period of the background flush in milliseconds (default 100, clamped to 10..200).
 inline constexpr const char* kFlushMs = "GPROF_FLUSH_MS";
