@@ -63,6 +63,7 @@ int run(int argc, char** argv) {
     const LaunchOptions& o = *parsed.options;
     Console console;
     console.set_level(o.console_level);
+    for (const auto& note : parsed.notes) console.warn("note: " + note);
     auto fail = [&](const std::string& why) {
         console.error(why);
         return kOwnFailure;

@@ -27,6 +27,7 @@ Examples:
       run ./train, print the summary on stderr, keep everything in ./gprof-train-<date>-<time>/
   gprof-run -o prof/run1 --summary full python train.py
   gprof-run --trace cuda --capture-range nvtx:step@train ./app
+  gprof-run -c nvtx -p step@train --capture-range-end repeat:5 ./app    the first 5 "step" ranges of domain train
   gprof-run --delay 5 --duration 10 ./server          record seconds 5 to 15 only, let the app run on
   srun gprof-run -o run.%q{SLURM_PROCID} ./app        one run directory per rank
   mpirun -n 4 gprof-run -o run.%q{OMPI_COMM_WORLD_RANK} ./app
@@ -76,7 +77,7 @@ std::string check_trace(std::string_view text, std::string& normalised) {
 std::string check_capture_range(std::string_view text) {
     if (text == "none" || text == "cudaProfilerApi") return {};
     if (text == "nvtx" || text == "nvtx:")
-        return "--capture-range nvtx needs a range name: nvtx:NAME or nvtx:NAME@DOMAIN";
+        return "--capture-range nvtx needs a range name: nvtx:NAME[@DOMAIN], or nvtx with --nvtx-capture NAME[@DOMAIN]";
     if (text.substr(0, 5) == "nvtx:") {
         std::string_view rest = text.substr(5);
         size_t at = rest.rfind('@');
@@ -85,7 +86,32 @@ std::string check_capture_range(std::string_view text) {
             return "--capture-range: empty domain name in '" + std::string(text) + "'";
         return {};
     }
-    return "--capture-range: '" + std::string(text) + "' is not none, cudaProfilerApi or nvtx:NAME[@DOMAIN]";
+    return "--capture-range: '" + std::string(text) + "' is not none, cudaProfilerApi, nvtx or nvtx:NAME[@DOMAIN]";
+}
+
+std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note) {
+    note.clear();
+    auto count = [](std::string_view n) {
+        return all_digits(n) && n.size() <= 9 && std::stoul(std::string(n)) >= 1;
+    };
+    if (text == "stop" || text == "repeat" || text == "none") {
+        normalised = std::string(text);
+    } else if (text.substr(0, 7) == "repeat:" && count(text.substr(7))) {
+        normalised = std::string(text);
+    } else if (text == "stop-shutdown") {
+        normalised = "stop";
+        note = "--capture-range-end stop-shutdown is taken as stop: recording ends with the first range and the "
+               "app runs on (gprof-run never ends the app)";
+    } else if (text.substr(0, 16) == "repeat-shutdown:" && count(text.substr(16))) {
+        normalised = "repeat:" + std::string(text.substr(16));
+        note = "--capture-range-end " + std::string(text) + " is taken as " + normalised +
+               ": recording ends after that many ranges and the app runs on (gprof-run never ends the app)";
+    } else {
+        return "--capture-range-end: '" + std::string(text) +
+               "' is not stop, repeat, repeat:N (N >= 1) or none (nsys's stop-shutdown and repeat-shutdown:N are "
+               "taken as stop and repeat:N)";
+    }
+    return {};
 }
 
 // Plain decimal seconds (digits, optionally a fraction): the collector parses the same text.
@@ -121,7 +147,8 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     // Everything from the first argument that is not one of ours on belongs to the app.
     app.prefix_command();
 
-    std::string output, trace, backtrace, capture, delay, duration, log_level, summary, log_file, timeline, wait;
+    std::string output, trace, backtrace, capture, nvtx_capture, capture_end, graph_trace, delay, duration, log_level,
+        summary, log_file, timeline, wait;
     bool version = false;
     app.add_option("-o,--output", output,
                    "Run directory: traces, timeline.json and summary.txt (default: gprof-<app>-<date>-<time>)")
@@ -131,8 +158,23 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     app.add_flag("--backtrace", backtrace,
                  "Record a call stack with each CUDA API call; --backtrace=DEPTH for 1-64 frames");
     app.add_option("-c,--capture-range", capture,
-                   "none (default), cudaProfilerApi, or nvtx:NAME[@DOMAIN]: record only inside that range")
+                   "none (default), cudaProfilerApi, nvtx:NAME[@DOMAIN], or nvtx with -p: record CUDA activity only "
+                   "inside that range (NVTX ranges are all recorded)")
         ->type_name("RANGE");
+    app.add_option("-p,--nvtx-capture", nvtx_capture,
+                   "With -c nvtx: the NVTX range that opens recording, NAME, NAME@DOMAIN or NAME@* (any domain)")
+        ->type_name("NAME[@DOMAIN]");
+    app.add_option("--capture-range-end", capture_end,
+                   "After a capture range ends: stop (default: no further range records), repeat (every later "
+                   "range records), repeat:N (N ranges in all) or none (recording stays on)")
+        ->type_name("MODE");
+    app.add_option("--cuda-graph-trace", graph_trace,
+                   "CUDA graphs: node (default: every kernel, memcpy and memset of every launch, with graph and node "
+                   "ids) or graph (one GPU record per launch; cheaper, no nodes)")
+        ->type_name("node|graph");
+    app.add_flag("--cuda-nested-driver-calls", o.cuda_nested_driver_calls,
+                 "Also record the driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, "
+                 "...) and show them in the reports");
     app.add_option("-y,--delay", delay, "Start recording SEC seconds after each process starts")
         ->type_name("SEC");
     app.add_option("-d,--duration", duration, "Stop recording after SEC seconds; the app runs on")
@@ -198,9 +240,29 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
             return fail("--backtrace=" + backtrace + ": the depth must be 1 to 64 frames");
         o.backtrace = backtrace;
     }
+    if (app.count("--nvtx-capture")) {
+        if (!app.count("--capture-range") || (capture != "nvtx" && capture.rfind("nvtx:", 0) != 0))
+            return fail("--nvtx-capture needs --capture-range nvtx");
+        if (capture != "nvtx")
+            return fail("the NVTX range is named twice: use --capture-range nvtx:NAME or --capture-range nvtx "
+                        "--nvtx-capture NAME");
+        capture = "nvtx:" + nvtx_capture;
+    }
     if (app.count("--capture-range")) {
         if (auto e = check_capture_range(capture); !e.empty()) return fail(e);
-        o.capture_range = capture;
+        if (capture != "none") o.capture_range = capture;
+    }
+    if (app.count("--capture-range-end")) {
+        if (!o.capture_range) return fail("--capture-range-end needs --capture-range cudaProfilerApi or nvtx");
+        std::string normalised, note;
+        if (auto e = check_capture_range_end(capture_end, normalised, note); !e.empty()) return fail(e);
+        o.capture_range_end = normalised;
+        if (!note.empty()) result.notes.push_back(note);
+    }
+    if (app.count("--cuda-graph-trace")) {
+        if (graph_trace != "node" && graph_trace != "graph")
+            return fail("--cuda-graph-trace: '" + graph_trace + "' is not node or graph");
+        o.cuda_graph_trace = graph_trace;
     }
     if (app.count("--delay")) {
         if (auto e = check_seconds(delay, true); !e.empty()) return fail("--delay: " + e);

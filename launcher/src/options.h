@@ -17,7 +17,10 @@ struct LaunchOptions {
     std::optional<std::string> output;        // -o pattern, unexpanded; nullopt: default name in the cwd
     std::string trace = "cuda,nvtx";          // normalised comma list, or "none"
     std::optional<std::string> backtrace;     // GPROF_BACKTRACE value: "1" (default depth) or a depth 1..64
-    std::optional<std::string> capture_range; // validated spec
+    std::optional<std::string> capture_range; // validated, as the collector takes it: cudaProfilerApi, nvtx:NAME[@DOMAIN]
+    std::optional<std::string> capture_range_end;  // stop | repeat | repeat:N | none (nsys's *-shutdown forms mapped)
+    std::optional<std::string> cuda_graph_trace;   // node | graph
+    bool cuda_nested_driver_calls = false;
     std::optional<std::string> delay_sec;     // validated decimal text, passed through as typed
     std::optional<std::string> duration_sec;
     std::string kernel_filter;                // validated ECMAScript regex
@@ -38,6 +41,7 @@ struct ParseResult {
     int exit_code = 0;                     // otherwise: exit with this (0 for --help/--version, 2 for errors)
     std::string to_stdout;                 // --help / --version text
     std::string to_stderr;                 // error text, one or a few lines, already prefixed
+    std::vector<std::string> notes;        // with options: how an accepted value was taken (one line each, unprefixed)
 };
 
 ParseResult parse_command_line(int argc, const char* const* argv);
@@ -45,6 +49,8 @@ ParseResult parse_command_line(int argc, const char* const* argv);
 // The individual checks, exposed for unit tests. Each returns an empty string when valid, else the reason.
 std::string check_trace(std::string_view text, std::string& normalised);
 std::string check_capture_range(std::string_view text);
+// --capture-range-end: `normalised` gets the collector's form; `note` says how an nsys form was taken.
+std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note);
 std::string check_seconds(std::string_view text, bool allow_zero);
 std::string check_regex(const std::string& text);
 

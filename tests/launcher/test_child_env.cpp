@@ -46,6 +46,17 @@ TEST_CASE("options map onto the contract's variables", "[launcher][env]") {
     CHECK(value_of(c, e::kNoChildren) == std::optional<std::string>("1"));
     CHECK_FALSE(value_of(c, e::kRootPid));  // set in the child, after fork
     CHECK_FALSE(value_of(c, e::kLogLevel));
+    // Options not given: their variables are removed, so a value left in the shell never changes a run.
+    CHECK_FALSE(value_of(c, e::kCaptureRangeEnd));
+    CHECK_FALSE(value_of(c, e::kCudaGraphTrace));
+    CHECK_FALSE(value_of(c, e::kCudaNestedDriverCalls));
+    o.capture_range_end = "repeat:3";
+    o.cuda_graph_trace = "graph";
+    o.cuda_nested_driver_calls = true;
+    c = collector_environment(o, "/p/lib/gprof-run/libgprof-collector.so", "/runs/r1", "abc", nullptr);
+    CHECK(value_of(c, e::kCaptureRangeEnd) == std::optional<std::string>("repeat:3"));
+    CHECK(value_of(c, e::kCudaGraphTrace) == std::optional<std::string>("graph"));
+    CHECK(value_of(c, e::kCudaNestedDriverCalls) == std::optional<std::string>("1"));
 }
 
 TEST_CASE("changes apply in place, remove, and append", "[launcher][env]") {

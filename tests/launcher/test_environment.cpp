@@ -11,7 +11,8 @@ const std::vector<std::string> kVars = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION
                                         "GPROF_OUTPUT_DIR", "GPROF_RUN_ID", "GPROF_TRACE", "GPROF_BACKTRACE",
                                         "GPROF_CAPTURE_RANGE", "GPROF_DELAY_SEC", "GPROF_DURATION_SEC",
                                         "GPROF_NO_CHILDREN", "GPROF_ROOT_PID", "GPROF_LOG_LEVEL",
-                                        "GPROF_FLUSH_MS"};
+                                        "GPROF_FLUSH_MS", "GPROF_CAPTURE_RANGE_END", "GPROF_CUDA_GRAPH_TRACE",
+                                        "GPROF_CUDA_NESTED_DRIVER_CALLS"};
 std::map<std::string, std::string> app_env(const std::vector<std::string>& options, const fs::path& cwd,
                                            Spec spec = {}) {
     std::vector<std::string> args = options;
@@ -36,7 +37,8 @@ TEST_CASE("the collector is injected three ways and configured for the run", "[l
     CHECK(env["GPROF_RUN_ID"].size() == 32);
     CHECK(env["GPROF_TRACE"] == "cuda,nvtx");
     for (const char* unset : {"GPROF_BACKTRACE", "GPROF_CAPTURE_RANGE", "GPROF_DELAY_SEC", "GPROF_DURATION_SEC",
-                              "GPROF_NO_CHILDREN", "GPROF_ROOT_PID", "GPROF_LOG_LEVEL"}) {
+                              "GPROF_NO_CHILDREN", "GPROF_ROOT_PID", "GPROF_LOG_LEVEL", "GPROF_CAPTURE_RANGE_END",
+                              "GPROF_CUDA_GRAPH_TRACE", "GPROF_CUDA_NESTED_DRIVER_CALLS"}) {
         INFO(unset);
         CHECK(env[unset] == "(unset)");
     }
@@ -48,11 +50,16 @@ TEST_CASE("the collector is injected three ways and configured for the run", "[l
 TEST_CASE("options become the collector's variables", "[launcher][env]") {
     gprof::testing::TempDir tmp;
     auto env = app_env({"-o", "run", "--trace", "nvtx", "--backtrace=8", "--capture-range", "nvtx:step@train",
-                        "--delay", "1.5", "--duration", "2", "--log-level", "error", "--no-children"},
+                        "--capture-range-end", "repeat-shutdown:4", "--cuda-graph-trace", "graph",
+                        "--cuda-nested-driver-calls", "--delay", "1.5", "--duration", "2", "--log-level", "error",
+                        "--no-children"},
                        tmp.path());
     CHECK(env["GPROF_TRACE"] == "nvtx");
     CHECK(env["GPROF_BACKTRACE"] == "8");
     CHECK(env["GPROF_CAPTURE_RANGE"] == "nvtx:step@train");
+    CHECK(env["GPROF_CAPTURE_RANGE_END"] == "repeat:4");
+    CHECK(env["GPROF_CUDA_GRAPH_TRACE"] == "graph");
+    CHECK(env["GPROF_CUDA_NESTED_DRIVER_CALLS"] == "1");
     CHECK(env["GPROF_DELAY_SEC"] == "1.5");
     CHECK(env["GPROF_DURATION_SEC"] == "2");
     CHECK(env["GPROF_LOG_LEVEL"] == "error");
@@ -69,7 +76,11 @@ TEST_CASE("stale GPROF_* values of the shell do not leak into a run but tuning v
     spec.env["GPROF_TRACE"] = "none";
     spec.env["GPROF_OUTPUT_DIR"] = "/somewhere/else";
     spec.env["GPROF_FLUSH_MS"] = "50";
+    spec.env["GPROF_CUDA_GRAPH_TRACE"] = "graph";
+    spec.env["GPROF_CUDA_NESTED_DRIVER_CALLS"] = "1";
     auto env = app_env({"-o", "run"}, tmp.path(), spec);
+    CHECK(env["GPROF_CUDA_GRAPH_TRACE"] == "(unset)");
+    CHECK(env["GPROF_CUDA_NESTED_DRIVER_CALLS"] == "(unset)");
     CHECK(env["GPROF_DELAY_SEC"] == "(unset)");
     CHECK(env["GPROF_NO_CHILDREN"] == "(unset)");
     CHECK(env["GPROF_ROOT_PID"] == "(unset)");

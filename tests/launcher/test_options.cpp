@@ -37,6 +37,10 @@ TEST_CASE("defaults", "[launcher][options]") {
     CHECK(o.trace == "cuda,nvtx");
     CHECK_FALSE(o.backtrace);
     CHECK_FALSE(o.capture_range);
+    CHECK_FALSE(o.capture_range_end);
+    CHECK_FALSE(o.cuda_graph_trace);
+    CHECK_FALSE(o.cuda_nested_driver_calls);
+    CHECK(r.notes.empty());
     CHECK(o.summary == SummaryChoice::Brief);
     CHECK_FALSE(o.no_timeline);
     CHECK_FALSE(o.no_children);
@@ -66,6 +70,31 @@ TEST_CASE("every option reaches LaunchOptions", "[launcher][options]") {
     CHECK(o.command == std::vector<std::string>{"app"});
 }
 
+TEST_CASE("capture ranges, graphs and nested driver calls in nsys's spelling", "[launcher][options]") {
+    auto r = parse({"-c", "nvtx", "-p", "step@train", "--capture-range-end", "repeat:5", "--cuda-graph-trace", "graph",
+                    "--cuda-nested-driver-calls", "app"});
+    REQUIRE(r.options);
+    CHECK(r.options->capture_range == std::optional<std::string>("nvtx:step@train"));
+    CHECK(r.options->capture_range_end == std::optional<std::string>("repeat:5"));
+    CHECK(r.options->cuda_graph_trace == std::optional<std::string>("graph"));
+    CHECK(r.options->cuda_nested_driver_calls);
+    CHECK(r.notes.empty());
+
+    auto any = parse({"--capture-range=nvtx", "--nvtx-capture=step@*", "app"});
+    REQUIRE(any.options);
+    CHECK(any.options->capture_range == std::optional<std::string>("nvtx:step@*"));
+
+    auto shutdown = parse({"-c", "cudaProfilerApi", "--capture-range-end", "stop-shutdown", "app"});
+    REQUIRE(shutdown.options);
+    CHECK(shutdown.options->capture_range_end == std::optional<std::string>("stop"));
+    REQUIRE(shutdown.notes.size() == 1);
+    CHECK(shutdown.notes[0].find("taken as stop") != std::string::npos);
+
+    auto none = parse({"-c", "none", "app"});
+    REQUIRE(none.options);
+    CHECK_FALSE(none.options->capture_range);
+}
+
 TEST_CASE("a bare --backtrace asks for the default depth and never eats the app name", "[launcher][options]") {
     auto r = parse({"--backtrace", "./app"});
     REQUIRE(r.options);
@@ -89,6 +118,15 @@ TEST_CASE("bad command lines fail with status 2 and say why on stderr", "[launch
         {"--capture-range", "nvtx:@dom", "app"},
         {"--capture-range", "nvtx:name@", "app"},
         {"--capture-range", "cudaprofilerapi", "app"},
+        {"-p", "step", "app"},
+        {"-c", "cudaProfilerApi", "-p", "step", "app"},
+        {"-c", "nvtx:step", "-p", "step", "app"},
+        {"-c", "nvtx", "-p", "", "app"},
+        {"--capture-range-end", "repeat", "app"},
+        {"-c", "cudaProfilerApi", "--capture-range-end", "repeat:0", "app"},
+        {"-c", "cudaProfilerApi", "--capture-range-end", "sometimes", "app"},
+        {"-c", "cudaProfilerApi", "--capture-range-end", "repeat-shutdown", "app"},
+        {"--cuda-graph-trace", "nodes", "app"},
         {"--delay", "-1", "app"},
         {"--delay", "1e3", "app"},
         {"--duration", "0", "app"},
@@ -136,6 +174,16 @@ TEST_CASE("the checks on their own", "[launcher][options]") {
     CHECK(check_capture_range("nvtx:step").empty());
     CHECK(check_capture_range("nvtx:step@train").empty());
     CHECK_FALSE(check_capture_range("nvtx:").empty());
+    std::string note;
+    CHECK(check_capture_range_end("repeat:12", norm, note).empty());
+    CHECK(norm == "repeat:12");
+    CHECK(note.empty());
+    CHECK(check_capture_range_end("repeat-shutdown:2", norm, note).empty());
+    CHECK(norm == "repeat:2");
+    CHECK_FALSE(note.empty());
+    CHECK(check_capture_range_end("none", norm, note).empty());
+    CHECK(norm == "none");
+    CHECK_FALSE(check_capture_range_end("repeat:", norm, note).empty());
     CHECK(check_seconds("0", true).empty());
     CHECK_FALSE(check_seconds("0", false).empty());
     CHECK_FALSE(check_seconds("0.0", false).empty());
