@@ -180,7 +180,8 @@ void ensure_started_locked() {
             return;
         }
         tr::HeaderInfo h;
-        h.features = s.config.backtrace_depth > 0 ? static_cast<uint32_t>(tr::kFeatureBacktraces) : 0u;
+        h.features = (s.config.backtrace_depth > 0 ? static_cast<uint32_t>(tr::kFeatureBacktraces) : 0u) |
+                     (s.config.nested_driver_calls ? static_cast<uint32_t>(tr::kFeatureNestedDriverCalls) : 0u);
         h.producer = GPROF_PRODUCER;
         h.pid = s.identity.pid;
         h.ppid = s.identity.ppid;

@@ -189,6 +189,34 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             r.correlation = m->correlationId;
             r.op = narrow_enum<MemoryOp>(static_cast<uint32_t>(m->memoryOperationType));
             r.memory_kind = narrow_enum<MemoryKind>(static_cast<uint32_t>(m->memoryKind));
+            r.async = m->isAsync ? 1 : 0;
+            const auto& pool = m->memoryPoolConfig;
+            r.pool_type = narrow_enum<MemoryPoolType>(static_cast<uint32_t>(pool.memoryPoolType));
+            if (r.pool_type != MemoryPoolType::None) {
+                r.pool_address = pool.address;
+                r.pool_release_threshold = pool.releaseThreshold;
+                r.pool_used = pool.utilizedSize;
+                // The union holds the pool's size for a local pool, the exporting process's id for an imported one.
+                if (pool.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) r.pool_size = pool.pool.size;
+            }
+            w.add(r);
+            return true;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+            auto* m = reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record);
+            Memory r;
+            r.timestamp = ts(m->timestamp);
+            r.address = m->address;
+            r.device = m->deviceId;
+            r.correlation = m->correlationId;
+            r.op = static_cast<MemoryOp>(0x80 | (static_cast<uint32_t>(m->memoryPoolOperationType) & 0x7F));
+            r.pool_type = narrow_enum<MemoryPoolType>(static_cast<uint32_t>(m->memoryPoolType));
+            r.pool_address = m->address;
+            r.pool_size = m->size;
+            r.pool_used = m->utilizedSize;
+            r.pool_release_threshold = m->releaseThreshold;
+            r.pool_min_bytes_to_keep = m->minBytesToKeep;
+            r.pool_managed = m->isManagedPool;
             w.add(r);
             return true;
         }

@@ -2,7 +2,7 @@
 //
 // Record layouts are those of the CUDA 13.0 headers (CUPTI_API_VERSION 130001): CUpti_ActivityAPI,
 // CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4,
-// CUpti_ActivitySynchronization2, CUpti_ActivityMemory4, CUpti_ActivityOverhead3,
+// CUpti_ActivitySynchronization2, CUpti_ActivityMemory4, CUpti_ActivityMemoryPool3, CUpti_ActivityOverhead3,
 // CUpti_ActivityExternalCorrelation, CUpti_ActivityGraphTrace2 and CUpti_ActivityDevice5. A newer CUDA 13
 // libcupti may deliver newer versions of these (Kernel11 in 13.1, Kernel12 in 13.3); those only append fields,
 // and cuptiActivityGetNextRecord steps over the whole record, so reading the 13.0 prefix is exact.

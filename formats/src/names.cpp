@@ -127,7 +127,19 @@ std::string_view memory_op_name(MemoryOp op) {
     switch (op) {
         case MemoryOp::Allocation: return "allocation";
         case MemoryOp::Release: return "release";
+        case MemoryOp::PoolCreated: return "pool_created";
+        case MemoryOp::PoolDestroyed: return "pool_destroyed";
+        case MemoryOp::PoolTrimmed: return "pool_trimmed";
         case MemoryOp::Unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view memory_pool_type_name(MemoryPoolType type) {
+    switch (type) {
+        case MemoryPoolType::None: return "none";
+        case MemoryPoolType::Local: return "local";
+        case MemoryPoolType::Imported: return "imported";
     }
     return "unknown";
 }

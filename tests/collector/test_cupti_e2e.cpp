@@ -105,6 +105,8 @@ TEST_CASE("e2e: the runtime's own driver calls are left out unless asked for", "
         // 200 cudaLaunchKernel + 200 cudaMemcpy; the runtime's: 200 cuKernelGetName, one lazy load of the kernel.
         CHECK(ts[0].count(trace::RecordKind::ApiCall) == (keep ? 400u + 200 + 2 : 400u));
         CHECK(ts[0].count(trace::RecordKind::Kernel) == 200);
+        // The trace says whether they were kept on purpose: the reports show them then.
+        CHECK(((ts[0].header.features & trace::kFeatureNestedDriverCalls) != 0) == keep);
     }
 }
 

@@ -315,6 +315,54 @@ TEST_CASE("session: CUDA graphs per launch (graph_level): one GraphLaunch per la
     CHECK(g.memcpys.empty());
 }
 
+TEST_CASE("session: memory records keep device, pinned, managed and pool memory apart", "[cupti][session][memory]") {
+    Fixture f(nullptr);
+    REQUIRE(f.result.ok);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_MEMORY2) == 1);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_MEMORY_POOL) == 1);
+    const uint64_t MiB = 1ull << 20;
+    uint32_t malloc_corr = SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0,
+                                                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x1000000, 64 * MiB, 0);
+    SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 0, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+                                  0x2000000, 8 * MiB, 0);
+    SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, 0,
+                                  CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0x3000000, 4 * MiB, 0);
+    uint32_t async_corr = SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 0,
+                                                        CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x4000000, 40 * MiB, 1);
+    SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, 1, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                  0x4000000, 40 * MiB, 1);
+    uint32_t trim_corr = SI(gprof_test_standin_pool_trim)(0);
+    SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, 1, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+                                  0x2000000, 8 * MiB, 0);
+    std::vector<trace::Memory> mem;
+    for (const auto& r : f.finish())
+        if (r.kind == trace::RecordKind::Memory) mem.push_back(r.memory);
+    using trace::MemoryKind;
+    using trace::MemoryOp;
+    using trace::MemoryPoolType;
+    REQUIRE(mem.size() == 8);  // 7 operations + the pool's creation
+    CHECK((mem[0].op == MemoryOp::Allocation && mem[0].memory_kind == MemoryKind::Device));
+    CHECK(mem[0].correlation == malloc_corr);
+    CHECK((mem[0].pool_type == MemoryPoolType::None && mem[0].async == 0));
+    CHECK((mem[1].op == MemoryOp::Allocation && mem[1].memory_kind == MemoryKind::Pinned && mem[1].bytes == 8 * MiB));
+    CHECK((mem[2].op == MemoryOp::Allocation && mem[2].memory_kind == MemoryKind::Managed));
+    // cudaMallocAsync: the pool appears, then the allocation carved out of it.
+    CHECK(mem[3].op == MemoryOp::PoolCreated);
+    CHECK(mem[3].bytes == 0);
+    CHECK(mem[3].correlation == async_corr);
+    CHECK((mem[4].op == MemoryOp::Allocation && mem[4].memory_kind == MemoryKind::Device && mem[4].async == 1));
+    CHECK(mem[4].pool_type == MemoryPoolType::Local);
+    CHECK(mem[4].pool_size == 64 * MiB);
+    CHECK(mem[4].pool_used == 40 * MiB);
+    CHECK(mem[4].pool_address == mem[3].pool_address);
+    CHECK((mem[5].op == MemoryOp::Release && mem[5].pool_used == 0 && mem[5].pool_size == 64 * MiB));
+    // The trim gives the pool's reservation back: only visible in the MEMORY_POOL record.
+    CHECK(mem[6].op == MemoryOp::PoolTrimmed);
+    CHECK(mem[6].correlation == trim_corr);
+    CHECK(mem[6].pool_size == 0);
+    CHECK((mem[7].op == MemoryOp::Release && mem[7].memory_kind == MemoryKind::Pinned));
+}
+
 TEST_CASE("session: cudaDeviceReset flushes", "[cupti][session]") {
     Fixture f(nullptr);
     REQUIRE(f.result.ok);

@@ -114,6 +114,7 @@ TEST_CASE("struct sizes of the 13.0 headers are the record strides of the real l
     b.add<CUpti_ActivityOverhead3>(CUPTI_ACTIVITY_KIND_OVERHEAD);
     b.add<CUpti_ActivityExternalCorrelation>(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
     b.add<CUpti_ActivityGraphTrace2>(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    b.add<CUpti_ActivityMemoryPool3>(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
     b.add<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
     Built f = freeze(b);
     CUpti_Activity* r = nullptr;
@@ -250,6 +251,12 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
         m.deviceId = 1;
         m.contextId = 2;
         m.streamId = 17;
+        m.isAsync = 1;  // cudaMallocAsync: carved out of a local pool
+        m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        m.memoryPoolConfig.address = 0x7e0000000000ull;
+        m.memoryPoolConfig.releaseThreshold = 64ull << 20;
+        m.memoryPoolConfig.pool.size = 2ull << 30;
+        m.memoryPoolConfig.utilizedSize = 1ull << 30;
     }
     {
         auto& m = b.add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
@@ -285,6 +292,19 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
         g.streamId = 18;
     }
     {
+        auto& p = b.add<CUpti_ActivityMemoryPool3>(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+        p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+        p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        p.correlationId = 15;
+        p.deviceId = 1;
+        p.minBytesToKeep = 1ull << 20;
+        p.address = 0x7e0000000000ull;
+        p.size = 256ull << 20;
+        p.releaseThreshold = 64ull << 20;
+        p.timestamp = 12500;
+        p.utilizedSize = 0;
+    }
+    {
         auto& n = b.add<CUpti_ActivityName>(CUPTI_ACTIVITY_KIND_NAME);  // not translated: skipped, counted
         n.name = "ignored";
     }
@@ -295,7 +315,7 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
     auto recs = translate_and_read(api, f.data, f.size, &stats, &names);
     CHECK(stats.skipped == 1);
     CHECK(stats.malformed == 0);
-    REQUIRE(recs.size() == 14);
+    REQUIRE(recs.size() == 15);
 
     const auto& rt = recs[0].api;
     REQUIRE(recs[0].kind == trace::RecordKind::ApiCall);
@@ -406,10 +426,19 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
     CHECK(mem.device == 1);
     CHECK(mem.stream == 17);
     CHECK(mem.correlation == 13);
+    CHECK(mem.async == 1);
+    CHECK(mem.pool_type == trace::MemoryPoolType::Local);
+    CHECK(mem.pool_address == 0x7e0000000000ull);
+    CHECK(mem.pool_size == (2ull << 30));
+    CHECK(mem.pool_used == (1ull << 30));
+    CHECK(mem.pool_release_threshold == (64ull << 20));
     REQUIRE(recs[10].kind == trace::RecordKind::Memory);
     CHECK(recs[10].memory.op == trace::MemoryOp::Release);
     CHECK(recs[10].memory.memory_kind == trace::MemoryKind::Pinned);
     CHECK(recs[10].memory.timestamp == 9900);
+    CHECK(recs[10].memory.async == 0);
+    CHECK(recs[10].memory.pool_type == trace::MemoryPoolType::None);
+    CHECK(recs[10].memory.pool_size == 0);
 
     REQUIRE(recs[11].kind == trace::RecordKind::Overhead);
     CHECK(recs[11].overhead.overhead_kind == CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH);
@@ -431,6 +460,20 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
     CHECK(recs[13].graph_launch.device == 1);
     CHECK(recs[13].graph_launch.context == 2);
     CHECK(recs[13].graph_launch.stream == 18);
+
+    REQUIRE(recs[14].kind == trace::RecordKind::Memory);  // MEMORY_POOL: a pool operation, not an allocation
+    const auto& trim = recs[14].memory;
+    CHECK(trim.op == trace::MemoryOp::PoolTrimmed);
+    CHECK(trim.bytes == 0);
+    CHECK(trim.timestamp == 12500);
+    CHECK(trim.correlation == 15);
+    CHECK(trim.device == 1);
+    CHECK(trim.pool_type == trace::MemoryPoolType::Local);
+    CHECK(trim.pool_address == 0x7e0000000000ull);
+    CHECK(trim.pool_size == (256ull << 20));
+    CHECK(trim.pool_used == 0);
+    CHECK(trim.pool_min_bytes_to_keep == (1ull << 20));
+    CHECK(trim.pool_release_threshold == (64ull << 20));
 }
 
 TEST_CASE("device records carry name, compute capability, memory and UUID", "[translate]") {

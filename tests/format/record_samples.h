@@ -40,7 +40,10 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     nv.payload = 0x400921FB54442D18ull; nv.depth = 2; nv.type = NvtxType::StartEnd; nv.payload_type = NvtxPayload::Double;
     w.add(nv);
     Memory me; me.timestamp = base + 5; me.address = 0x7F12'3456'7000ull; me.bytes = 1 << 20; me.device = 1; me.context = 3;
-    me.stream = 7; me.correlation = 81; me.op = MemoryOp::Release; me.memory_kind = MemoryKind::Device; w.add(me);
+    me.stream = 7; me.correlation = 81; me.op = MemoryOp::Release; me.memory_kind = MemoryKind::Device; me.async = 1;
+    me.pool_type = MemoryPoolType::Local; me.pool_address = 0x7F12'0000'0000ull; me.pool_size = 1ull << 31;
+    me.pool_used = 3ull << 20; me.pool_release_threshold = ~0ull; me.pool_min_bytes_to_keep = 1 << 21;
+    me.pool_managed = 1; w.add(me);
     Overhead ov; ov.start = base + 1; ov.end = base + 2; ov.overhead_kind = 1u << 16; ov.object_kind = 1; ov.object_id = 99;
     w.add(ov);
     Dropped dr; dr.timestamp = base + 3; dr.count = 17; dr.context = 3; dr.stream = 7; dr.source = DropSource::CuptiBuffer;
@@ -101,7 +104,10 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
               << n.depth << "," << int(n.type) << "," << int(n.payload_type); break; }
         case RecordKind::Memory: { const auto& m = r.memory;
             o << m.timestamp << "," << m.address << "," << m.bytes << "," << m.device << "," << m.context << ","
-              << m.stream << "," << m.correlation << "," << int(m.op) << "," << int(m.memory_kind); break; }
+              << m.stream << "," << m.correlation << "," << int(m.op) << "," << int(m.memory_kind) << ","
+              << int(m.async) << "," << int(m.pool_type) << "," << m.pool_address << "," << m.pool_size << ","
+              << m.pool_used << "," << m.pool_release_threshold << "," << m.pool_min_bytes_to_keep << ","
+              << int(m.pool_managed); break; }
         case RecordKind::Overhead: { const auto& v = r.overhead;
             o << v.start << "," << v.end << "," << v.overhead_kind << "," << v.object_kind << "," << v.object_id; break; }
         case RecordKind::Dropped: { const auto& d = r.dropped;

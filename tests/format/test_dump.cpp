@@ -60,7 +60,7 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(h["clock"] == "realtime");
     CHECK(h["realtime_ns"] == 1'700'000'000'000'000'000);
     CHECK(h["run_id"] == "test-run");
-    CHECK(h["version"] == "1.0");
+    CHECK(h["version"] == "1.1");
 
     const json& k = by_kind["kernel"];
     CHECK(k["name"] == "_Z6vecAddPKfS0_Pfi");
@@ -102,6 +102,11 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(me["op"] == "release");
     CHECK(me["memory_kind"] == "Device");
     CHECK(me["correlation"] == 81);
+    CHECK(me["async"] == 1);
+    CHECK(me["pool_type"] == "local");
+    CHECK(me["pool_size"] == (1ull << 31));
+    CHECK(me["pool_used"] == (3ull << 20));
+    CHECK(me["pool_min_bytes_to_keep"] == (1u << 21));
 
     CHECK(by_kind["overhead"]["overhead_kind"] == (1u << 16));
     CHECK(by_kind["overhead"]["object_id"] == 99);

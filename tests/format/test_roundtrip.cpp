@@ -30,7 +30,8 @@ std::vector<std::string> expected_every_kind() {
         "9:" + t(32000) + "," + t(32500) + ",4096,171,1,3,7,79,2,9,5",
         "10:" + t(40000) + "," + t(90000) + ",3,4294967295,4,80,4",
         "11:" + t(10) + ",0,12345,12346,forward,my.domain,4278255360,3,layers,4614256656552045848,2,1,3",
-        "12:" + t(5) + "," + std::to_string(0x7F12'3456'7000ull) + ",1048576,1,3,7,81,2,3",
+        "12:" + t(5) + "," + std::to_string(0x7F12'3456'7000ull) + ",1048576,1,3,7,81,2,3,1,1," +
+            std::to_string(0x7F12'0000'0000ull) + ",2147483648,3145728,18446744073709551615,2097152,1",
         "13:" + t(1) + "," + t(2) + ",65536,1,99",
         "14:" + t(3) + ",17,3,7,0",
         "15:0,1,1",
@@ -185,17 +186,18 @@ TEST_CASE("a realistic kernel record averages at most 32 bytes") {
     CHECK(per_record <= 32.0);
 }
 
-TEST_CASE("format 1.0 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.0.gprof was written by the first 1.0 writer (test_header, add_every_kind). A change to
+std::string read_bytes(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("format 1.1 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.1.gprof was written by the first 1.1 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    auto read_bytes = [](const std::string& p) {
-        std::ifstream f(p, std::ios::binary);
-        return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    };
-    std::string golden = read_bytes(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.0.gprof");
+    std::string golden = read_bytes(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof");
     std::string now = read_bytes(path);
     REQUIRE(golden.size() > 800);
     CHECK(now.size() == golden.size());
@@ -204,4 +206,21 @@ TEST_CASE("format 1.0 encodes exactly as it always did: every kind writes the st
            now[first_difference] == golden[first_difference])
         ++first_difference;
     CHECK(first_difference == golden.size());
+}
+
+TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appended as zero") {
+    // golden/every_kind-1.0.gprof: the 1.0 writer's bytes for add_every_kind, kept as an old trace.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.0.gprof");
+    CHECK(reader.header().version_major == 1);
+    CHECK(reader.header().version_minor == 0);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_every_kind();
+    // What 1.0 wrote of the Memory record: its first nine fields; the 1.1 ones read as zero.
+    for (auto& line : expected)
+        if (line.rfind("12:", 0) == 0) line = line.substr(0, line.find(",2,3,") + 4) + ",0,0,0,0,0,0,0,0";
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(got.back().rfind("21:", 0) == 0);
+    CHECK(reader.stats().has_end);
 }

@@ -15,6 +15,11 @@
 //     and one record per node (kernel, memcpy, memset) carrying graphId, graphNodeId and the launching call's
 //     correlation id (that id: inferred from the GRAPH_TRACE record, which carried cudaGraphLaunch's). While
 //     GRAPH_TRACE is enabled, one CUpti_ActivityGraphTrace2 per launch and *no* node records at all.
+//   - Memory (CUPTI's enum and header; the kind per API is unconfirmed on hardware): one MEMORY2 record per
+//     allocation or release with the memoryKind the program asked for (cudaMalloc DEVICE, cudaMallocHost PINNED,
+//     cudaMallocManaged MANAGED), the calling API's correlation id; cudaMallocAsync/cudaFreeAsync carry isAsync
+//     and their pool's configuration (LOCAL, size, utilized size); MEMORY_POOL records when the pool is created
+//     (its first use) and trimmed (cudaMemPoolTrimTo).
 #include <cupti.h>
 
 #include <pthread.h>
@@ -97,6 +102,9 @@ struct State {
     uint64_t dropped_unreported = 0;  // records lost for want of a buffer
     std::atomic<uint32_t> correlation{0};
     std::set<std::string> loaded_kernels;  // kernels whose module the runtime has loaded (lazy loading)
+    // The device's default memory pool (cudaMallocAsync): reserved and handed-out bytes.
+    bool pool_created = false;
+    uint64_t pool_size = 0, pool_used = 0;
     std::atomic<uint64_t> requested_count{0}, completed_count{0}, refused{0}, flushes[2] = {}, emitted{0};
     std::thread workload;
 };
@@ -611,6 +619,83 @@ STANDIN_EXPORT uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value
     return corr;
 }
 
+namespace {
+
+constexpr uint64_t kPoolAddress = 0x7e0000000000ull;
+constexpr uint64_t kPoolGranule = 32ull << 20;  // the pool grows in steps; trims give whole steps back
+
+// Under the lock.
+void emit_pool_record(CUpti_ActivityMemoryPoolOperationType op, uint32_t corr, uint64_t min_keep) {
+    State& s = st();
+    CUpti_ActivityMemoryPool3 p{};
+    p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = op;
+    p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    p.correlationId = corr;
+    p.deviceId = 0;
+    p.minBytesToKeep = min_keep;
+    p.address = kPoolAddress;
+    p.size = s.pool_size;
+    p.releaseThreshold = 0;
+    p.timestamp = now_ns();
+    p.utilizedSize = s.pool_used;
+    emit_locked(&p, p.kind);
+}
+
+}  // namespace
+
+STANDIN_EXPORT uint32_t gprof_test_standin_memory(uint32_t runtime_cbid, int release, uint32_t memory_kind,
+                                                  uint64_t address, uint64_t bytes, int from_pool) {
+    State& s = st();
+    uint32_t corr = api_call(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, "cudaStandinMemoryCall", nullptr);
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    CUpti_ActivityMemory4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType =
+        release ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = static_cast<CUpti_ActivityMemoryKind>(memory_kind);
+    m.correlationId = corr;
+    m.address = address;
+    m.bytes = bytes;
+    m.timestamp = now_ns();
+    m.processId = static_cast<uint32_t>(getpid());
+    m.deviceId = 0;
+    m.contextId = 1;
+    m.streamId = from_pool ? 7 : CUPTI_INVALID_STREAM_ID;
+    if (from_pool) {
+        if (!s.pool_created) {
+            s.pool_created = true;
+            emit_pool_record(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED, corr, 0);
+        }
+        if (release) {
+            s.pool_used -= bytes < s.pool_used ? bytes : s.pool_used;
+        } else {
+            s.pool_used += bytes;
+            while (s.pool_size < s.pool_used) s.pool_size += kPoolGranule;
+        }
+        m.isAsync = 1;
+        m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        m.memoryPoolConfig.address = kPoolAddress;
+        m.memoryPoolConfig.pool.size = s.pool_size;
+        m.memoryPoolConfig.utilizedSize = s.pool_used;
+    }
+    emit_locked(&m, m.kind);
+    return corr;
+}
+
+STANDIN_EXPORT uint32_t gprof_test_standin_pool_trim(uint64_t min_bytes_to_keep) {
+    State& s = st();
+    uint32_t corr = api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020,
+                             "cudaMemPoolTrimTo", nullptr);
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    uint64_t keep = s.pool_used > min_bytes_to_keep ? s.pool_used : min_bytes_to_keep;
+    uint64_t size = 0;
+    while (size < keep) size += kPoolGranule;
+    if (size < s.pool_size) s.pool_size = size;
+    emit_pool_record(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED, corr, min_bytes_to_keep);
+    return corr;
+}
+
 STANDIN_EXPORT void gprof_test_standin_profiler_start() {
     api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart",
              [](uint32_t) {
@@ -686,5 +771,7 @@ STANDIN_EXPORT void gprof_test_standin_reset() {
     s.size = s.used = 0;
     s.requested_count = s.completed_count = s.refused = s.emitted = 0;
     s.loaded_kernels.clear();
+    s.pool_created = false;
+    s.pool_size = s.pool_used = 0;
     s.flushes[0] = s.flushes[1] = 0;
 }

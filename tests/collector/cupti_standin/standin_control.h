@@ -43,6 +43,14 @@ uint32_t gprof_test_standin_graph_launch(uint32_t graph_id, const char* kernel, 
 // cudaMemcpy + its MEMCPY record (copy_kind a CUpti_ActivityMemcpyKind).
 uint32_t gprof_test_standin_memcpy(uint64_t bytes, uint32_t copy_kind);
 uint32_t gprof_test_standin_memset(uint64_t bytes, uint32_t value);
+// An allocation (release = 0) or release through runtime call `runtime_cbid` (cudaMalloc, cudaMallocHost, ...)
+// + its MEMORY2 record of `memory_kind` (a CUpti_ActivityMemoryKind). from_pool: cudaMallocAsync/cudaFreeAsync
+// from the device's default pool (isAsync, pool configuration; the pool's MEMORY_POOL "created" record comes with
+// its first use). Returns the call's correlation id.
+uint32_t gprof_test_standin_memory(uint32_t runtime_cbid, int release, uint32_t memory_kind, uint64_t address,
+                                   uint64_t bytes, int from_pool);
+// cudaMemPoolTrimTo on the default pool + its MEMORY_POOL "trimmed" record. Returns the correlation id.
+uint32_t gprof_test_standin_pool_trim(uint64_t min_bytes_to_keep);
 // cudaProfilerStart / cudaProfilerStop: runtime callbacks around the driver's cuProfilerStart/Stop.
 void gprof_test_standin_profiler_start();
 void gprof_test_standin_profiler_stop();

@@ -14,14 +14,20 @@ namespace gprof::trace {
 
 // Format version. A reader accepts any minor of its own major (fields and record kinds are only ever appended,
 // and every record carries its length so unknown ones are skipped); a newer major is refused with both numbers.
+// 1.1: Memory records gained async and the memory pool fields (pool_*), and MemoryOp the pool operations
+//      (CUPTI_ACTIVITY_KIND_MEMORY_POOL); feature bit kFeatureNestedDriverCalls.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kFormatMinor = 1;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
 enum FeatureBits : uint32_t {
     kFeatureRequiredMask = 0x0000FFFFu,
     kFeatureBacktraces = 1u << 16,  // API calls may carry Backtrace records
+    // The driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, ...) were recorded on
+    // request (GPROF_CUDA_NESTED_DRIVER_CALLS=1): reports show them. Without the bit a 1.1+ collector switched them
+    // off at the source; traces of 1.0 hold them unfiltered.
+    kFeatureNestedDriverCalls = 1u << 17,
 };
 
 // Interned strings: id 0 is the empty string; ids are assigned by the writer in order of first use and the
@@ -220,19 +226,38 @@ struct Sync {
     SyncType type = SyncType::Unknown;
 };
 
-// Values of CUpti_ActivityMemoryOperationType.
-enum class MemoryOp : uint8_t { Unknown = 0, Allocation = 1, Release = 2 };
+// Allocation and Release: values of CUpti_ActivityMemoryOperationType (CUPTI_ACTIVITY_KIND_MEMORY2). The pool
+// operations are 0x80 + CUpti_ActivityMemoryPoolOperationType (CUPTI_ACTIVITY_KIND_MEMORY_POOL: a
+// cudaMallocAsync pool created, destroyed or trimmed); their records are not allocations (bytes = 0).
+enum class MemoryOp : uint8_t {
+    Unknown = 0, Allocation = 1, Release = 2, PoolCreated = 0x81, PoolDestroyed = 0x82, PoolTrimmed = 0x83,
+};
 
+// Values of CUpti_ActivityMemoryPoolType.
+enum class MemoryPoolType : uint8_t { None = 0, Local = 1, Imported = 2 };
+
+// One memory operation (CUPTI_ACTIVITY_KIND_MEMORY2), or one operation on a memory pool (MEMORY_POOL, see
+// MemoryOp). Account by memory_kind: device, pinned host and managed memory are different budgets, and a
+// cudaMallocAsync allocation (pool_type != None) is carved out of its pool's reservation (pool_size).
 struct Memory {
     Timestamp timestamp = 0;
-    uint64_t address = 0;
-    uint64_t bytes = 0;
+    uint64_t address = 0;         // the allocation's; for a pool operation, the pool's
+    uint64_t bytes = 0;           // the allocation's size; 0 for a pool operation
     uint32_t device = 0;
     uint32_t context = 0;
     uint32_t stream = 0;
     uint32_t correlation = 0;
     MemoryOp op = MemoryOp::Unknown;
-    MemoryKind memory_kind = MemoryKind::Unknown;
+    MemoryKind memory_kind = MemoryKind::Unknown;  // as the program asked for it: Device, Pinned, Managed, ...
+    // ---- 1.1 ----
+    uint8_t async = 0;                        // made by a stream-ordered call (cudaMallocAsync / cudaFreeAsync)
+    MemoryPoolType pool_type = MemoryPoolType::None;  // the pool it came from; None: not from a pool
+    uint64_t pool_address = 0;                // the pool's base address (names the pool)
+    uint64_t pool_size = 0;                   // bytes the pool holds from the device after this operation
+    uint64_t pool_used = 0;                   // bytes of the pool handed out to the program
+    uint64_t pool_release_threshold = 0;      // cudaMemPoolAttrReleaseThreshold of a local pool
+    uint64_t pool_min_bytes_to_keep = 0;      // PoolTrimmed: the minBytesToKeep of cudaMemPoolTrimTo
+    uint8_t pool_managed = 0;                 // MEMORY_POOL's isManagedPool (a pool operation only)
 };
 
 struct GraphLaunch {
