@@ -1,4 +1,5 @@
 #include "core/process_info.h"
+
 #include "gprof/trace/writer.h"
 
 #include <dirent.h>
@@ -8,6 +9,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -274,11 +276,14 @@ bool looks_like_cuda_program() {
     return found || exe_has_fatbin();
 }
 
-bool cuda_driver_loaded() {
-    void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return false;
-    ::dlclose(h);
-    return true;
+void* cuda_driver_handle() {
+    static std::atomic<void*> handle{nullptr};
+    if (void* h = handle.load(std::memory_order_acquire)) return h;
+    void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return nullptr;  // not loaded (yet): ask again next time
+    void* expected = nullptr;
+    if (!handle.compare_exchange_strong(expected, h, std::memory_order_acq_rel)) ::dlclose(h);  // one reference kept
+    return handle.load(std::memory_order_acquire);
 }
 
 }  // namespace gprof::collector

@@ -64,7 +64,10 @@ private:
 // Heuristic for "this process meant to use CUDA": libcudart/libcuda loaded, or the executable carries device
 // code (an .nv_fatbin section, as every nvcc-built binary with kernels has).
 bool looks_like_cuda_program();
+// The libcuda.so.1 already in the process (dlopen RTLD_NOLOAD: never loads it), or null when there is none. The
+// collector never brings the driver in itself; the handle is kept open (the driver outlives us anyway).
+void* cuda_driver_handle();
 // Whether libcuda.so.1 is loaded in the process right now.
-bool cuda_driver_loaded();
+inline bool cuda_driver_loaded() { return cuda_driver_handle() != nullptr; }
 
 }  // namespace gprof::collector

@@ -81,6 +81,9 @@ std::atomic<Pipeline*> g_pipeline{nullptr};
 std::atomic<bool> g_child_pending{false};
 std::atomic<bool> g_cuda_attempted{false};
 std::atomic<bool> g_cuda_ok{false};
+// A forked child of a process that had initialised CUDA: the driver is loaded but belongs to the parent's
+// initialisation; a child that never calls CUDA is no CUDA failure.
+std::atomic<bool> g_cuda_inherited{false};
 std::atomic<bool> g_nvtx_attached{false};
 std::atomic<bool> g_shutdown_done{false};
 std::atomic<bool> g_in_fatal{false};
@@ -262,6 +265,7 @@ void on_fork_child() {
     s.path.clear();
     s.active = false;
     s.inactive = false;
+    g_cuda_inherited.store(g_cuda_attempted.load() || g_cuda_inherited.load());
     if (g_cuda_attempted.load()) {
         try {
             cupti::Session::instance().abandon_after_fork();
@@ -457,7 +461,8 @@ void session_shutdown() noexcept {
                 pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, 0,
                                       "CUPTI forced flush at exit timed out (3 s): recent GPU records missing");
             }
-        } else if (config.trace_cuda && !g_cuda_attempted.load() && looks_like_cuda_program()) {
+        } else if (config.trace_cuda && !g_cuda_attempted.load() && !g_cuda_inherited.load() &&
+                   looks_like_cuda_program()) {
             // The driver never called InitializeInjection: say why a CUDA program has no GPU activity.
             std::string reason = cuda_driver_loaded()
                                      ? "the CUDA driver was loaded but never initialised (cuInit failed or was not "

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "core/process_info.h"
+
 namespace gprof::collector::cupti {
 namespace {
 
@@ -20,11 +22,11 @@ struct DriverApi {
     bool loaded = false;
 };
 
-// RTLD_NOLOAD: the driver is in the process whenever a context exists; we never bring one in ourselves.
+// The driver is in the process whenever a context exists; we never bring one in ourselves.
 const DriverApi& driver() {
     static const DriverApi api = [] {
         DriverApi d;
-        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        void* h = cuda_driver_handle();
         if (!h) return d;
         d.DriverGetVersion = reinterpret_cast<decltype(d.DriverGetVersion)>(dlsym(h, "cuDriverGetVersion"));
         d.DeviceGet = reinterpret_cast<decltype(d.DeviceGet)>(dlsym(h, "cuDeviceGet"));
@@ -35,7 +37,7 @@ const DriverApi& driver() {
         d.DeviceGetUuid = reinterpret_cast<decltype(d.DeviceGetUuid)>(dlsym(h, "cuDeviceGetUuid_v2"));
         if (!d.DeviceGetUuid) d.DeviceGetUuid = reinterpret_cast<decltype(d.DeviceGetUuid)>(dlsym(h, "cuDeviceGetUuid"));
         d.loaded = true;
-        return d;  // the handle's reference is kept: the driver outlives us anyway
+        return d;
     }();
     return api;
 }
