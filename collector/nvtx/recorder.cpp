@@ -54,9 +54,9 @@ tr::StringId Recorder::category_string(uint32_t domain, uint32_t category, tr::T
     return id;
 }
 
-void Recorder::write_range(tr::TraceWriter& writer, const Open& open) {
-    if (!in_window(open.record.start)) return;
-    writer.add(open.record);
+void Recorder::write_range(tr::TraceWriter& writer, const tr::Nvtx& range) {
+    if (!in_window(range.start)) return;
+    writer.add(range);
     ++ranges_written_;
 }
 
@@ -77,8 +77,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
     size_t name_len = h->name_len;
 
     auto make = [&](tr::NvtxType type) {
-        Open o;
-        tr::Nvtx& r = o.record;
+        tr::Nvtx r;
         r.type = type;
         r.start = h->timestamp;
         r.tid = s->tid;
@@ -93,14 +92,14 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
             r.payload = attrs->payload;
             r.payload_type = static_cast<tr::NvtxPayload>(attrs->payload_type);
         }
-        return o;
+        return r;
     };
 
     switch (h->type) {
     case EventType::Push: {
         auto& stack = st.stacks[h->domain];
-        Open o = make(tr::NvtxType::PushPop);
-        o.record.depth = static_cast<uint16_t>(stack.size() > 0xFFFF ? 0xFFFF : stack.size());
+        tr::Nvtx o = make(tr::NvtxType::PushPop);
+        o.depth = static_cast<uint16_t>(stack.size() > 0xFFFF ? 0xFFFF : stack.size());
         stack.push_back(o);
         break;
     }
@@ -110,18 +109,18 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
             ++overflow_;  // pop without push
             break;
         }
-        Open o = it->second.back();
+        tr::Nvtx o = it->second.back();
         it->second.pop_back();
-        o.record.end = h->timestamp;
+        o.end = h->timestamp;
         write_range(writer, o);
         break;
     }
     case EventType::Start: {
-        Open o = make(tr::NvtxType::StartEnd);
+        tr::Nvtx o = make(tr::NvtxType::StartEnd);
         auto pending = pending_ends_.find(range_id);
         if (pending != pending_ends_.end()) {
-            o.record.end = pending->second.timestamp;
-            o.record.end_tid = pending->second.tid;
+            o.end = pending->second.timestamp;
+            o.end_tid = pending->second.tid;
             pending_ends_.erase(pending);
             write_range(writer, o);
         } else {
@@ -136,16 +135,16 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
             pending_ends_[range_id] = PendingEnd{h->timestamp, s->tid};
             break;
         }
-        Open o = it->second;
+        tr::Nvtx o = it->second;
         open_starts_.erase(it);
-        o.record.end = h->timestamp;
-        o.record.end_tid = s->tid;
+        o.end = h->timestamp;
+        o.end_tid = s->tid;
         write_range(writer, o);
         break;
     }
     case EventType::Mark: {
-        Open o = make(tr::NvtxType::Mark);
-        o.record.end = o.record.start;
+        tr::Nvtx o = make(tr::NvtxType::Mark);
+        o.end = o.start;
         write_range(writer, o);
         break;
     }

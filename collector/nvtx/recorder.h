@@ -46,11 +46,8 @@ public:
     uint64_t ranges_written() const { return ranges_written_; }
 
 private:
-    struct Open {
-        trace::Nvtx record;
-    };
     struct StreamState {
-        std::unordered_map<uint32_t, std::vector<Open>> stacks;  // per domain
+        std::unordered_map<uint32_t, std::vector<trace::Nvtx>> stacks;  // per domain
         uint64_t dropped_reported = 0;
     };
     struct PendingEnd {
@@ -59,7 +56,7 @@ private:
     };
 
     void on_event(ThreadStream* s, StreamState& st, const uint8_t* event, trace::TraceWriter& writer);
-    void write_range(trace::TraceWriter& writer, const Open& open);
+    void write_range(trace::TraceWriter& writer, const trace::Nvtx& range);
     trace::StringId domain_string(uint32_t domain, trace::TraceWriter& writer);
     trace::StringId registered_string(uint32_t id, trace::TraceWriter& writer);
     trace::StringId category_string(uint32_t domain, uint32_t category, trace::TraceWriter& writer);
@@ -67,7 +64,7 @@ private:
 
     Options options_;
     std::unordered_map<ThreadStream*, StreamState> states_;
-    std::unordered_map<uint64_t, Open> open_starts_;        // start/end ranges by id
+    std::unordered_map<uint64_t, trace::Nvtx> open_starts_;  // start/end ranges by id
     std::unordered_map<uint64_t, PendingEnd> pending_ends_;  // ends read before their start
     std::unordered_map<uint32_t, trace::StringId> domain_ids_;
     std::unordered_map<uint32_t, trace::StringId> registered_ids_;
