@@ -75,7 +75,7 @@ void BM_timeline_json(benchmark::State& state) {
     o.analysis_track = state.range(0) != 0;
     for (auto _ : state) {
         auto st = report::timeline_to_string(run, out, o);
-        bytes += st.json_bytes;
+        bytes += st.encoded_bytes;
         state.counters["events"] = static_cast<double>(st.events);
     }
     state.SetBytesProcessed(static_cast<int64_t>(bytes));

@@ -185,9 +185,11 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     app.add_option("--summary", summary, "End-of-run summary: none, brief (default) or full")->type_name("MODE");
     app.add_option("--log-file", log_file, "Write gprof-run's messages and the summary to PATH, not stderr")
         ->type_name("PATH");
-    app.add_option("--timeline", timeline, "Where to write the Chrome trace (default: <run dir>/timeline.json)")
+    app.add_option("--timeline", timeline,
+                   "Where to write the timeline (default: <run dir>/timeline.json; a name ending in .pftrace "
+                   "writes Perfetto's protobuf, as does a run too big for JSON)")
         ->type_name("PATH");
-    app.add_flag("--no-timeline", o.no_timeline, "Do not write the Chrome trace");
+    app.add_flag("--no-timeline", o.no_timeline, "Do not write the timeline");
     app.add_option("--wait-children", wait,
                    "Once the app has exited, wait at most SEC seconds for processes it left running (default 10)")
         ->type_name("SEC");

@@ -12,7 +12,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/util.h"
-#include "diff/stats.h"
+#include "model/stats.h"
 #include "output/table.h"
 #include "gprof/trace/names.h"
 
@@ -33,19 +33,6 @@ constexpr double kTinyGridTimeShare = 0.10;
 constexpr double kSingleStreamShare = 0.90;
 
 bool timed(trace::Timestamp s, trace::Timestamp e) { return s != 0 && e >= s; }
-
-// median_of() (diff_stats.h) without the full sort: the same two middle elements by selection, O(n).
-double median_linear(std::vector<double> v) {
-    if (v.empty()) return 0;
-    double pos = 0.5 * static_cast<double>(v.size() - 1);
-    size_t lo = static_cast<size_t>(std::floor(pos));
-    size_t hi = std::min(lo + 1, v.size() - 1);
-    double frac = pos - static_cast<double>(lo);
-    auto lo_it = v.begin() + static_cast<std::ptrdiff_t>(lo);
-    std::nth_element(v.begin(), lo_it, v.end());
-    double a = *lo_it, b = hi == lo ? a : *std::min_element(lo_it + 1, v.end());
-    return a + (b - a) * frac;
-}
 
 std::string pct(double v) { return format_fixed(v, 1) + "%"; }
 std::string t(double ns) { return format_time_auto(ns); }
@@ -306,7 +293,7 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
                 ++launches;
             }
     }
-    e.median_launch_ns = median_linear(std::move(launch_ns));
+    e.median_launch_ns = median_of(std::move(launch_ns));
     double window_s = static_cast<double>(c.window.length()) / 1e9;
     e.launch_rate_per_s = window_s > 0 ? static_cast<double>(launches) / window_s : 0;
     size_t kernels = 0, tiny = 0;

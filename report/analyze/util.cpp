@@ -1,7 +1,5 @@
 #include "analyze/util.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -24,17 +22,6 @@ std::string_view base_name(std::string_view api) {
 }
 
 }  // namespace
-
-std::string display_kernel_name(std::string_view name) {
-    if (!starts_with(name, "_Z")) return std::string(name);
-    std::string mangled(name);
-    int status = 0;
-    char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-    if (status != 0 || !out) return mangled;
-    std::string result(out);
-    std::free(out);
-    return result;
-}
 
 bool is_sync_memcpy_api(std::string_view api) {
     api = base_name(api);

@@ -1,14 +1,11 @@
-// Small helpers shared by `analyze` and `diff`: display names of kernels, and what CUDA API names mean for a
-// bottleneck (sync, launch, allocation, implicit synchronisation, data loading).
+// Small helpers shared by `analyze` and `diff`: what CUDA API names mean for a bottleneck (sync, launch,
+// allocation, implicit synchronisation, data loading). Kernel display names: demangle() in model/names.h.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace gprof::report {
-
-// Demangled kernel name (the name as CUPTI reported it when it does not demangle).
-std::string display_kernel_name(std::string_view name);
 
 // The host waits for the device: cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and the
 // driver equivalents, plus synchronous (non-Async) memcpy calls.

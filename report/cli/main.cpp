@@ -1,7 +1,7 @@
 // gprof-report: turns gprof-run traces into summaries (nvprof/nsys layouts), tables for CI, and Chrome timelines.
 //
 //   gprof-report [REPORT...] [--format table|csv|json|markdown] [-o FILE] [filters] RUN_DIR_OR_TRACES...
-//   gprof-report timeline [-o out.json] [--gzip] [filters] RUN_DIR_OR_TRACES...
+//   gprof-report timeline [-o out.json|out.pftrace] [--format json|perfetto] [--gzip] [filters] RUN_DIR_OR_TRACES...
 //   gprof-report diff ... / analyze ...   (report/diff/, report/analyze/)
 //
 // Exit status: 0 ok, 2 usage or input error (diff adds 1 = regression).
@@ -87,13 +87,19 @@ int main(int argc, char** argv) {
     filters.add_to(&app);
 
     // timeline subcommand.
-    auto* tl = app.add_subcommand("timeline", "Chrome Trace Event JSON of a run (open in ui.perfetto.dev)");
+    auto* tl = app.add_subcommand("timeline", "Timeline of a run: Chrome Trace Event JSON or Perfetto protobuf "
+                                              "(open either in ui.perfetto.dev)");
     std::vector<std::string> tl_inputs;
-    std::string tl_output;
+    std::string tl_output, tl_format;
     bool tl_gzip = false;
     FilterArgs tl_filters;
     tl->add_option("inputs", tl_inputs, "Run directories or trace files")->required();
-    tl->add_option("-o,--output", tl_output, "Output file (default: timeline.json, or timeline.json.gz with --gzip)");
+    tl->add_option("-o,--output", tl_output,
+                   "Output file (default: timeline.json, timeline.json.gz with --gzip, timeline.pftrace with "
+                   "--format perfetto); a name ending in .pftrace or .perfetto-trace selects the protobuf");
+    tl->add_option("--format", tl_format, "json (Chrome Trace Event) or perfetto (Perfetto's native protobuf, "
+                                          "about 1/5 the size); default: by the output's name, else json")
+        ->check(CLI::IsMember({"json", "perfetto"}));
     tl->add_flag("--gzip", tl_gzip, "Write gzip-compressed JSON (Perfetto reads it directly)");
     bool tl_no_analysis = false;
     tl->add_flag("--no-analysis", tl_no_analysis, "Leave out the analysis track (verdict, idle gaps, findings)");
@@ -128,8 +134,15 @@ int main(int argc, char** argv) {
             Run run = load_run(in, lo);
             for (const auto& w : run.all_warnings()) std::cerr << "gprof-report: warning: " << w << '\n';
             if (run.processes.empty() && f.pids.empty()) return fail("no readable trace among the inputs");
-            fs::path out = tl_output.empty() ? fs::path(tl_gzip ? "timeline.json.gz" : "timeline.json") : fs::path(tl_output);
             TimelineOptions to;
+            to.format = !tl_format.empty()  ? (tl_format == "perfetto" ? TimelineFormat::Perfetto : TimelineFormat::ChromeJson)
+                        : tl_output.empty() ? TimelineFormat::ChromeJson
+                                            : timeline_format_for(tl_output);
+            if (to.format == TimelineFormat::Perfetto && tl_gzip) return fail("--gzip applies to the JSON timeline only");
+            fs::path out = !tl_output.empty()                        ? fs::path(tl_output)
+                           : to.format == TimelineFormat::Perfetto ? fs::path("timeline.pftrace")
+                           : tl_gzip                                ? fs::path("timeline.json.gz")
+                                                                    : fs::path("timeline.json");
             to.gzip = tl_gzip;
             to.analysis_track = !tl_no_analysis;
             TimelineStats st = write_timeline(run, out, to);

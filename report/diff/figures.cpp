@@ -3,7 +3,7 @@
 #include <regex>
 
 #include "analyze/analysis.h"
-#include "analyze/util.h"
+#include "model/names.h"
 #include "diff/diff.h"
 #include "gprof/trace/names.h"
 
@@ -30,7 +30,7 @@ RunFigures extract_figures(const Run& run, const FigureOptions& options) {
     for (const ProcessTrace& proc : run.processes) {
         for (const trace::Kernel& k : proc.kernels) {
             if (!timed(k.start, k.end)) continue;
-            std::string key = "kernel:" + display_kernel_name(proc.str(k.name));
+            std::string key = "kernel:" + demangle(proc.str(k.name));
             if (options.by_launch_config) key += launch_config(k);
             in[key].push_back(static_cast<int64_t>(k.end - k.start));
         }

@@ -1,16 +1,13 @@
-// Statistics for few samples: order statistics and the exact Mann-Whitney U test. `diff` decides with them
-// when each side has several runs; `analyze` uses the order statistics for step-time distributions.
+// Statistics for few samples: the exact Mann-Whitney U test. `diff` decides with it when each side has several
+// runs. The order statistics (median_of, percentile_of, ...) are model/stats.h's, shared with every layer.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace gprof::report {
+#include "model/stats.h"
 
-double mean_of(const std::vector<double>& v);            // 0 for an empty vector
-double median_of(std::vector<double> v);                 // 0 for an empty vector
-double percentile_of(std::vector<double> v, double q);   // q in [0,1], linear interpolation; 0 when empty
-double stddev_of(const std::vector<double>& v);          // sample standard deviation (n-1); 0 when n < 2
+namespace gprof::report {
 
 struct MannWhitney {
     double u = 0;          // pairs (new_i, base_j) with new_i > base_j, ties counted 1/2

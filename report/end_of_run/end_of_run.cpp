@@ -130,8 +130,12 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         if (options.timeline_path) {
             try {
                 timeline_options.create_exclusive = true;
+                // The format follows the file name (x.pftrace: Perfetto's protobuf); a JSON timeline too big for
+                // Perfetto UI becomes the protobuf instead (kJsonTimelineEventLimit), with a line saying so.
+                timeline_options.format = timeline_format_for(*options.timeline_path);
+                timeline_options.json_event_limit = options.json_event_limit;
                 TimelineStats st = write_timeline(*run, *options.timeline_path, timeline_options);
-                result.timeline = *options.timeline_path;
+                result.timeline = st.path;
                 for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
             } catch (const std::exception& e) {
                 result.warnings.push_back(std::string("timeline not written: ") + e.what());

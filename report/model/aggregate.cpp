@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "gprof/trace/names.h"
+#include "model/stats.h"
 
 namespace gprof::report {
 
@@ -19,8 +20,9 @@ using namespace gprof::trace;
 
 namespace {
 
-// Count, total, min, max, mean, median and stddev of v[0, n); reorders v. One definition for 32- and 64-bit
-// values: the selection permutes both alike, so the stddev sums in the same order and the results are identical.
+// Count, total, min, max, mean, median and stddev of v[0, n); reorders v (the median's selection). One
+// definition for 32- and 64-bit values: the selection permutes both alike, so the stddev sums in the same order
+// and the results are identical.
 template <class T> Stats stats_of(T* v, size_t n) {
     Stats s;
     if (n == 0) return s;
@@ -37,15 +39,7 @@ template <class T> Stats stats_of(T* v, size_t n) {
     s.min = mn;
     s.max = mx;
     s.mean = static_cast<double>(sum / n);
-    // Median by selection: O(n), where a full sort of 10 M durations would dominate the summary's time.
-    std::nth_element(v, v + n / 2, v + n);
-    double upper = static_cast<double>(v[n / 2]);
-    if (n % 2) {
-        s.median = upper;
-    } else {
-        double lower = static_cast<double>(*std::max_element(v, v + n / 2));
-        s.median = (lower + upper) / 2.0;
-    }
+    s.median = median_in_place(v, n);
     if (n > 1) {
         long double sq = 0;
         for (size_t i = 0; i < n; ++i) {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <cstdio>
 
-#include "reports/reports.h"
+#include "model/names.h"
 
 namespace gprof::report {
 

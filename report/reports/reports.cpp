@@ -1,7 +1,5 @@
 #include "reports/reports.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -10,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/names.h"
 #include "model/symbolize.h"
 #include "gprof/trace/names.h"
 #include "gprof/version.h"
@@ -29,13 +28,6 @@ const std::vector<std::string>& report_names() {
 bool is_report_name(const std::string& name) {
     const auto& n = report_names();
     return std::find(n.begin(), n.end(), name) != n.end();
-}
-
-std::string demangle(const std::string& name) {
-    if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return name;
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-    return status == 0 && d ? std::string(d.get()) : name;
 }
 
 namespace {

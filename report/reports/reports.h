@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/aggregate.h"
+#include "model/names.h"
 #include "model/model.h"
 #include "output/table.h"
 
@@ -40,9 +41,6 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
 
 // nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block.
 void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out);
-
-// Demangled name of a kernel (the input when it is not a mangled C++ name).
-std::string demangle(const std::string& name);
 
 // The tables of the summary-style reports, built from an aggregate.
 Table summary_table(const Aggregate& agg);  // nvprof sections as one table with a Type column

@@ -1,15 +1,13 @@
-// Chrome Trace Event export of a run (object form, Perfetto-loadable), written by hand for speed.
+// Timeline export of a run: Chrome Trace Event JSON (chrome://tracing, Perfetto) or Perfetto's native protobuf.
+// Both are encodings of one model (timeline/model.h); docs/reports.md describes the layout.
 //
-// Layout (docs/reports.md): one pid per profiled process with one track per CPU thread (API calls, NVTX ranges,
-// marks); one pid per (process, device) with one track per stream ("stream N") for kernels, memcpy, memset and
-// sync, sorted below the CPU processes; a device-memory counter per device; flow arrows API call -> GPU op
-// (kineto's "ac2g"). `ts` is microseconds relative to baseTimeNanoseconds (CLOCK_REALTIME ns) with three
-// decimals, so no nanosecond is lost. Slices that would overlap on a track are moved to overflow tracks and
-// counted; GPU ops without an API match are drawn and counted, never dropped.
+// Slices that would overlap on a row are moved to overflow rows and counted; GPU ops without an API match are
+// drawn and counted, never dropped; records with an unknown timestamp are counted.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +15,23 @@
 
 namespace gprof::report {
 
-struct AnalysisSlice;  // gprof/report/analysis.h
+struct AnalysisSlice;  // analyze/analysis.h
+
+enum class TimelineFormat { ChromeJson, Perfetto };
+
+// By file name: ".pftrace" or ".perfetto-trace" is Perfetto's protobuf, anything else Chrome JSON.
+TimelineFormat timeline_format_for(const std::filesystem::path& path);
+const char* timeline_format_name(TimelineFormat format);  // "json", "perfetto"
+
+// Above this many slices, instants and counter samples the JSON would pass ~1 GB (about 400 bytes an event on
+// real runs), where Perfetto UI stops loading JSON; gprof-run then writes the protobuf instead (docs/reports.md).
+inline constexpr uint64_t kJsonTimelineEventLimit = 2'500'000;
 
 struct TimelineOptions {
-    bool gzip = false;                            // write gzip
-    uint64_t too_big_bytes = 1000ull * 1000 * 1000;  // warn above this JSON size (Perfetto UI's practical limit)
+    TimelineFormat format = TimelineFormat::ChromeJson;
+    bool gzip = false;                               // JSON only: write gzip
+    uint64_t too_big_bytes = 1000ull * 1000 * 1000;  // warn above this JSON size (Perfetto UI's practical limit);
+                                                     // the protobuf warns above half of it (UI heap ~2 GB, 2-4x)
     bool analysis_track = true;  // an "analysis" process with the verdict, idle gaps and findings
     // The analysis track's slices when the caller has analysed the run already (analysis_timeline_slices of its
     // result); null = analyse the run here with default options. Must outlive the write.
@@ -29,12 +39,18 @@ struct TimelineOptions {
     // gprof-run's own outputs: create the file O_EXCL|O_NOFOLLOW with mode 0600 (never follow a planted
     // symlink, never replace a file; the launcher removed an old one itself when --force was given).
     bool create_exclusive = false;
+    // JSON asked for, but the run has more events than this: write the protobuf instead, next to the asked
+    // path with its suffix replaced by ".pftrace", and say so (gprof-run's end-of-run step). nullopt = never.
+    std::optional<uint64_t> json_event_limit;
 };
 
 struct TimelineStats {
-    uint64_t events = 0;
-    uint64_t json_bytes = 0;         // uncompressed JSON size
-    uint64_t file_bytes = 0;         // bytes on disk (== json_bytes unless gzipped)
+    TimelineFormat format = TimelineFormat::ChromeJson;  // what was written
+    std::filesystem::path path;      // where (write_timeline), which differs from the asked path on a switch
+    uint64_t events = 0;             // Chrome: trace events; Perfetto: trace packets
+    uint64_t slices = 0;             // slices in the model (the same in both formats)
+    uint64_t encoded_bytes = 0;      // uncompressed size of the encoding
+    uint64_t file_bytes = 0;         // bytes on disk (== encoded_bytes unless gzipped)
     uint64_t flows = 0;              // API -> GPU arrows
     uint64_t unmatched_gpu_ops = 0;  // drawn without an arrow: no launching API call in the trace
     uint64_t overflow_slices = 0;    // slices moved to an overflow track because they overlapped on theirs
@@ -47,7 +63,7 @@ struct TimelineStats {
 // Writes the timeline of `run` to `path`. Throws std::runtime_error when the file cannot be written.
 TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, const TimelineOptions& options = {});
 
-// The same JSON into a string (tests, benchmarks).
+// The same bytes into a string (tests, benchmarks); no gzip.
 TimelineStats timeline_to_string(const Run& run, std::string& out, const TimelineOptions& options = {});
 
 }  // namespace gprof::report

@@ -200,7 +200,7 @@ TEST_CASE("timeline: gzip file", "[timeline]") {
     in.read(reinterpret_cast<char*>(magic), 2);
     CHECK(magic[0] == 0x1f);
     CHECK(magic[1] == 0x8b);
-    CHECK(st.file_bytes < st.json_bytes);
+    CHECK(st.file_bytes < st.encoded_bytes);
     TimelineOptions tiny;
     tiny.too_big_bytes = 100;
     auto st2 = write_timeline(run, dir.file("t.json"), tiny);

@@ -1,0 +1,623 @@
+// Builds the timeline model (model.h) from a loaded run: groups, tracks with their overflow lanes, slices in the
+// order encoders write them, flows, instants and counters.
+#include "timeline/model.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "analyze/analysis.h"
+#include "gprof/trace/names.h"
+#include "model/names.h"
+
+namespace gprof::report::timeline {
+
+using namespace gprof::trace;
+
+namespace {
+
+constexpr uint32_t kAllStreams = 0xFFFFFFFFu;  // Sync records of a whole context carry this stream id
+
+// ----- lanes ------------------------------------------------------------------------------------------------
+
+struct LaneItem {
+    Timestamp start, end;
+    uint32_t order;  // index into the caller's item list
+};
+
+enum class Overlap : bool { Nest, Forbid };
+
+// Assigns the slices of one row to lanes (lane 0 = the row itself). Nest: slices may nest (NVTX ranges and the
+// API calls inside them) but not partially overlap; Forbid: no overlap at all (GPU work on one stream). Sorts
+// `items` by start (the longer first at equal starts, so it becomes the parent): the order slices are written
+// in. Returns the lane of each item by `order`; counts the items moved off lane 0.
+std::vector<uint32_t> assign_lanes(std::vector<LaneItem>& items, Overlap overlap, uint64_t& moved) {
+    std::sort(items.begin(), items.end(), [](const LaneItem& a, const LaneItem& b) {
+        if (a.start != b.start) return a.start < b.start;
+        return a.end > b.end;
+    });
+    std::vector<uint32_t> lane_of(items.size());
+    std::vector<std::vector<Timestamp>> lanes;  // per lane: the stack of open ends (Nest) or [last end]
+    for (const auto& s : items) {
+        uint32_t chosen = 0;
+        for (;; ++chosen) {
+            if (chosen == lanes.size()) lanes.emplace_back();
+            auto& open = lanes[chosen];
+            if (overlap == Overlap::Nest) {
+                while (!open.empty() && open.back() <= s.start) open.pop_back();
+                if (open.empty() || s.end <= open.back()) {
+                    open.push_back(s.end);
+                    break;
+                }
+            } else if (open.empty() || open.back() <= s.start) {
+                if (open.empty()) open.push_back(s.end);
+                else open.back() = s.end;
+                break;
+            }
+        }
+        if (chosen) ++moved;
+        lane_of[s.order] = chosen;
+    }
+    return lane_of;
+}
+
+std::string overlap_suffix(uint32_t lane) { return lane ? " (overlap " + std::to_string(lane) + ")" : std::string(); }
+
+// ----- names --------------------------------------------------------------------------------------------------
+
+class NameTable {
+public:
+    explicit NameTable(std::vector<std::string>& names) : names_(names) {}
+    uint32_t intern(std::string_view name) {
+        auto it = ids_.find(std::string(name));
+        if (it != ids_.end()) return it->second;
+        uint32_t id = static_cast<uint32_t>(names_.size());
+        names_.emplace_back(name);
+        ids_.emplace(names_.back(), id);
+        return id;
+    }
+
+private:
+    std::vector<std::string>& names_;
+    std::unordered_map<std::string, uint32_t> ids_;
+};
+
+// The model's name ids of one process's strings, looked up once per distinct string (demangling is expensive:
+// once per kernel name, not once per launch).
+class ProcessNames {
+public:
+    ProcessNames(const ProcessTrace& p, NameTable& table) : p_(p), table_(table) {}
+    uint32_t plain(StringId id) { return cached(plain_, id, false); }
+    uint32_t kernel(StringId id) { return cached(kernel_, id, true); }
+    uint32_t memcpy(const Memcpy& m) {
+        uint32_t key = (uint32_t(m.copy_kind) << 16) | (uint32_t(m.src_kind) << 8) | uint32_t(m.dst_kind);
+        auto it = memcpy_.find(key);
+        if (it == memcpy_.end())
+            it = memcpy_.emplace(key, table_.intern("Memcpy " + std::string(memcpy_kind_name(m.copy_kind)) + " (" +
+                                                   std::string(memory_kind_name(m.src_kind)) + " -> " +
+                                                   std::string(memory_kind_name(m.dst_kind)) + ")")).first;
+        return it->second;
+    }
+    uint32_t intern(std::string_view s) { return table_.intern(s); }
+
+private:
+    uint32_t cached(std::vector<uint32_t>& cache, StringId id, bool demangled) {
+        if (id >= cache.size()) cache.resize(static_cast<size_t>(id) + 1, kNone);
+        uint32_t& slot = cache[id];
+        if (slot == kNone) {
+            std::string_view text = p_.str(id);
+            slot = demangled ? table_.intern(demangle(text)) : table_.intern(text);
+        }
+        return slot;
+    }
+    const ProcessTrace& p_;
+    NameTable& table_;
+    std::vector<uint32_t> plain_, kernel_;
+    std::map<uint32_t, uint32_t> memcpy_;
+};
+
+// ----- the builder ----------------------------------------------------------------------------------------------
+
+class Builder {
+public:
+    Builder(const Run& run, TimelineModel& m) : run_(run), m_(m), names_(m.names) {}
+
+    void process(uint32_t index) {
+        const ProcessTrace& p = run_.processes[index];
+        ProcessNames names(p, names_);
+        Group g;
+        g.kind = GroupKind::Process;
+        g.process = index;
+        g.pid = p.pid();
+        const std::string& exe = p.header.executable;
+        auto slash = exe.find_last_of('/');
+        g.process_name = slash == std::string::npos ? exe : exe.substr(slash + 1);
+        g.name = g.process_name + " (pid " + std::to_string(g.pid) + ")";
+        process_group_ = add_group(std::move(g));
+        thread_tracks_.clear();
+        index_correlations(p);
+        cpu_slices(p, names);
+        marks(p, names);
+        overheads(p, names);
+        captures(p, names);
+        gpu(p, index, names);
+    }
+
+    void analysis(const std::vector<AnalysisSlice>& slices) {
+        if (slices.empty()) return;
+        Group g;
+        g.kind = GroupKind::Analysis;
+        g.name = "analysis";
+        uint32_t group = add_group(std::move(g));
+        std::map<std::string, std::vector<uint32_t>> by_row;
+        for (uint32_t i = 0; i < slices.size(); ++i) by_row[slices[i].track].push_back(i);
+        uint32_t row = 0;
+        for (const auto& [row_name, idx] : by_row) {
+            std::vector<LaneItem> items;
+            for (uint32_t k = 0; k < idx.size(); ++k) {
+                const auto& a = slices[idx[k]];
+                Timestamp s0 = static_cast<Timestamp>(std::max<int64_t>(a.start, 0));
+                items.push_back({s0, s0 + static_cast<Timestamp>(std::max<int64_t>(a.dur, 0)), k});
+            }
+            auto lanes = assign_lanes(items, Overlap::Forbid, m_.counts.overflow_slices);
+            std::map<uint32_t, uint32_t> lane_tracks;
+            for (const auto& it : items) {
+                const auto& a = slices[idx[it.order]];
+                uint32_t lane = lanes[it.order];
+                auto [t, fresh] = lane_tracks.emplace(lane, 0);
+                if (fresh) {
+                    Track tr;
+                    tr.kind = TrackKind::Analysis;
+                    tr.group = group;
+                    tr.lane = lane;
+                    tr.row = row;
+                    tr.name = lane ? row_name + " (overlap)" : row_name;
+                    t->second = add_track(std::move(tr));
+                }
+                Slice s;
+                s.start = a.start;
+                s.dur = std::max<int64_t>(a.dur, 0);
+                s.track = t->second;
+                s.name = names_.intern(a.name);
+                s.record = static_cast<uint32_t>(m_.analysis_args.size());
+                s.source = SliceSource::Analysis;
+                s.category = Category::Analysis;
+                m_.analysis_args.push_back(a.args.is_object() ? a.args : nlohmann::json::object());
+                m_.slices.push_back(s);
+            }
+            ++row;
+        }
+    }
+
+    // Each group's events are contiguous (built group by group): record where they begin and end.
+    void set_ranges() {
+        auto fill = [&](auto& events, auto group_of, uint32_t Group::*begin, uint32_t Group::*end) {
+            for (auto& g : m_.groups) g.*begin = g.*end = 0;
+            for (uint32_t i = 0; i < events.size();) {
+                uint32_t g = group_of(events[i]);
+                uint32_t j = i;
+                while (j < events.size() && group_of(events[j]) == g) ++j;
+                if (m_.groups[g].*end != 0) throw std::logic_error("timeline model: a group's events are split");
+                m_.groups[g].*begin = i;
+                m_.groups[g].*end = j;
+                i = j;
+            }
+        };
+        fill(m_.slices, [&](const Slice& s) { return m_.tracks[s.track].group; }, &Group::slices_begin, &Group::slices_end);
+        fill(m_.instants, [](const Instant& e) { return e.group; }, &Group::instants_begin, &Group::instants_end);
+        fill(m_.counters, [&](const CounterSample& c) { return m_.tracks[c.track].group; }, &Group::counters_begin,
+             &Group::counters_end);
+    }
+
+private:
+    uint32_t add_group(Group g) {
+        m_.groups.push_back(std::move(g));
+        return static_cast<uint32_t>(m_.groups.size() - 1);
+    }
+    uint32_t add_track(Track t) {
+        m_.tracks.push_back(std::move(t));
+        return static_cast<uint32_t>(m_.tracks.size() - 1);
+    }
+
+    // Correlations that launched a kernel/memcpy/memset (flow sources), the slice of the API call of each, and
+    // a "first op already has its flow" mark. Dense: CUPTI correlation ids are small sequential integers.
+    void index_correlations(const ProcessTrace& p) {
+        uint32_t max_corr = 0;
+        for (const auto& k : p.kernels) max_corr = std::max(max_corr, k.correlation);
+        for (const auto& c : p.memcpys) max_corr = std::max(max_corr, c.correlation);
+        for (const auto& c : p.memsets) max_corr = std::max(max_corr, c.correlation);
+        api_slice_.assign(static_cast<size_t>(max_corr) + 1, kNone);
+        has_op_.assign(static_cast<size_t>(max_corr) + 1, false);
+        flow_done_.assign(static_cast<size_t>(max_corr) + 1, false);
+        for (const auto& k : p.kernels) has_op_[k.correlation] = true;
+        for (const auto& c : p.memcpys) has_op_[c.correlation] = true;
+        for (const auto& c : p.memsets) has_op_[c.correlation] = true;
+    }
+
+    uint32_t thread_track(const ProcessTrace& p, uint64_t tid, uint32_t lane) {
+        auto [it, fresh] = thread_tracks_.emplace(std::make_pair(tid, lane), 0);
+        if (!fresh) return it->second;
+        Track t;
+        t.kind = TrackKind::CpuThread;
+        t.group = process_group_;
+        t.lane = lane;
+        t.tid = tid;
+        t.thread_name = std::string(p.thread_name(tid));
+        t.name = (t.thread_name.empty() ? "thread " + std::to_string(tid)
+                                        : t.thread_name + " (" + std::to_string(tid) + ")") +
+                 overlap_suffix(lane);
+        return it->second = add_track(std::move(t));
+    }
+
+    uint32_t push_slice(uint32_t track, int64_t start, int64_t dur, uint32_t name, SliceSource source,
+                        Category category, uint32_t record) {
+        Slice s;
+        s.start = start;
+        s.dur = dur < 0 ? 0 : dur;
+        s.track = track;
+        s.name = name;
+        s.record = record;
+        s.source = source;
+        s.category = category;
+        m_.slices.push_back(s);
+        return static_cast<uint32_t>(m_.slices.size() - 1);
+    }
+
+    // API calls and NVTX ranges, per thread, nesting checked; written in start order (parents first).
+    void cpu_slices(const ProcessTrace& p, ProcessNames& names) {
+        struct CpuItem {
+            Timestamp start, end;
+            uint64_t tid;
+            bool is_api;
+            uint32_t index;
+        };
+        std::vector<CpuItem> cpu;
+        cpu.reserve(p.api_calls.size() + p.nvtx.size());
+        for (uint32_t i = 0; i < p.api_calls.size(); ++i) {
+            const auto& a = p.api_calls[i];
+            if (!a.start) {
+                ++m_.counts.zero_timestamps;
+                continue;
+            }
+            cpu.push_back({a.start, std::max(a.end, a.start), a.tid, true, i});
+        }
+        for (uint32_t i = 0; i < p.nvtx.size(); ++i) {
+            const auto& n = p.nvtx[i];
+            if (!n.start) {
+                ++m_.counts.zero_timestamps;
+                continue;
+            }
+            if (n.type == NvtxType::Mark) continue;  // instants, see marks()
+            cpu.push_back({n.start, std::max(nvtx_end(p, n), n.start), n.tid, false, i});
+        }
+        std::stable_sort(cpu.begin(), cpu.end(), [](const CpuItem& a, const CpuItem& b) { return a.tid < b.tid; });
+        for (size_t b = 0; b < cpu.size();) {
+            size_t e = b;
+            while (e < cpu.size() && cpu[e].tid == cpu[b].tid) ++e;
+            std::vector<LaneItem> items;
+            for (size_t i = b; i < e; ++i) items.push_back({cpu[i].start, cpu[i].end, static_cast<uint32_t>(i - b)});
+            auto lanes = assign_lanes(items, Overlap::Nest, m_.counts.overflow_slices);
+            for (const auto& s : items) {
+                const CpuItem& it = cpu[b + s.order];
+                uint32_t track = thread_track(p, it.tid, lanes[s.order]);
+                if (it.is_api) api_slice(p, it.index, track, names);
+                else nvtx_slice(p, it.index, track, names);
+            }
+            b = e;
+        }
+    }
+
+    // A range that never ended is drawn to the end of the trace.
+    static Timestamp nvtx_end(const ProcessTrace& p, const Nvtx& n) { return n.end ? n.end : std::max(p.last_ns, n.start); }
+
+    void api_slice(const ProcessTrace& p, uint32_t i, uint32_t track, ProcessNames& names) {
+        const auto& a = p.api_calls[i];
+        std::string_view name = p.str(a.name);
+        Category cat = a.domain == ApiDomain::Driver ? Category::CudaDriver : Category::CudaRuntime;
+        if (name.find("Synchronize") != std::string_view::npos) cat = Category::CudaSync;
+        uint32_t s = push_slice(track, p.to_run_ns(a.start), static_cast<int64_t>(a.end - a.start), names.plain(a.name),
+                                SliceSource::Api, cat, i);
+        // A flow starts here only when a GPU op of this correlation exists.
+        if (a.correlation && a.correlation < has_op_.size() && has_op_[a.correlation] &&
+            api_slice_[a.correlation] == kNone)
+            api_slice_[a.correlation] = s;
+    }
+
+    void nvtx_slice(const ProcessTrace& p, uint32_t i, uint32_t track, ProcessNames& names) {
+        const auto& n = p.nvtx[i];
+        push_slice(track, p.to_run_ns(n.start), static_cast<int64_t>(nvtx_end(p, n) - n.start), names.plain(n.name),
+                   SliceSource::Nvtx, Category::UserAnnotation, i);
+    }
+
+    void marks(const ProcessTrace& p, ProcessNames& names) {
+        for (uint32_t i = 0; i < p.nvtx.size(); ++i) {
+            const auto& n = p.nvtx[i];
+            if (!n.start || n.type != NvtxType::Mark) continue;
+            Instant e;
+            e.ts = p.to_run_ns(n.start);
+            e.track = thread_track(p, n.tid, 0);
+            e.group = process_group_;
+            e.name = names.plain(n.name);
+            e.record = i;
+            e.source = SliceSource::Mark;
+            e.category = Category::UserAnnotation;
+            e.scope = InstantScope::Thread;
+            m_.instants.push_back(e);
+        }
+    }
+
+    // CUPTI overhead: its own row in the process, lanes as needed.
+    void overheads(const ProcessTrace& p, ProcessNames& names) {
+        std::vector<LaneItem> items;
+        for (uint32_t i = 0; i < p.overheads.size(); ++i)
+            if (p.overheads[i].start) items.push_back({p.overheads[i].start, std::max(p.overheads[i].end, p.overheads[i].start), i});
+        if (items.empty()) return;
+        auto lanes = assign_lanes(items, Overlap::Forbid, m_.counts.overflow_slices);
+        std::map<uint32_t, uint32_t> lane_tracks;
+        uint32_t name = names.intern("overhead");
+        for (const auto& s : items) {
+            uint32_t lane = lanes[s.order];
+            auto [t, fresh] = lane_tracks.emplace(lane, 0);
+            if (fresh) {
+                Track tr;
+                tr.kind = TrackKind::Overhead;
+                tr.group = process_group_;
+                tr.lane = lane;
+                tr.name = lane ? "CUPTI overhead" + overlap_suffix(lane) : std::string("CUPTI overhead");
+                t->second = add_track(std::move(tr));
+            }
+            const auto& ov = p.overheads[s.order];
+            push_slice(t->second, p.to_run_ns(ov.start), static_cast<int64_t>(ov.end - ov.start), name,
+                       SliceSource::Overhead, Category::Overhead, s.order);
+        }
+    }
+
+    void captures(const ProcessTrace& p, ProcessNames& names) {
+        for (uint32_t i = 0; i < p.captures.size(); ++i) {
+            const auto& c = p.captures[i];
+            if (!c.timestamp) continue;
+            Instant e;
+            e.ts = p.to_run_ns(c.timestamp);
+            e.group = process_group_;
+            e.name = names.intern(std::string(c.action == CaptureAction::Start ? "capture start (" : "capture stop (") +
+                                  std::string(capture_reason_name(c.reason)) + ")");
+            e.record = i;
+            e.source = SliceSource::Capture;
+            e.category = Category::Capture;
+            e.scope = InstantScope::Process;
+            m_.instants.push_back(e);
+        }
+    }
+
+    // ----- GPU rows -----
+    struct GpuItem {
+        Timestamp start, end;
+        uint32_t device, stream;
+        SliceSource source;
+        uint32_t index;
+    };
+
+    std::vector<GpuItem> gpu_items(const ProcessTrace& p) {
+        // Sync records carry a context, not a device: map contexts to devices through the other GPU records.
+        std::map<uint32_t, uint32_t> ctx_device;
+        for (const auto& k : p.kernels) ctx_device.emplace(k.context, k.device);
+        for (const auto& c : p.memcpys) ctx_device.emplace(c.context, c.device);
+        for (const auto& c : p.memsets) ctx_device.emplace(c.context, c.device);
+        std::vector<GpuItem> items;
+        items.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size() + p.syncs.size());
+        auto add = [&](Timestamp s, Timestamp e, uint32_t dev, uint32_t stream, SliceSource source, uint32_t i) {
+            if (!s) {
+                ++m_.counts.zero_timestamps;
+                return;
+            }
+            items.push_back({s, std::max(s, e), dev, stream, source, i});
+        };
+        for (uint32_t i = 0; i < p.kernels.size(); ++i)
+            add(p.kernels[i].start, p.kernels[i].end, p.kernels[i].device, p.kernels[i].stream, SliceSource::Kernel, i);
+        for (uint32_t i = 0; i < p.memcpys.size(); ++i)
+            add(p.memcpys[i].start, p.memcpys[i].end, p.memcpys[i].device, p.memcpys[i].stream, SliceSource::Memcpy, i);
+        for (uint32_t i = 0; i < p.memsets.size(); ++i)
+            add(p.memsets[i].start, p.memsets[i].end, p.memsets[i].device, p.memsets[i].stream, SliceSource::Memset, i);
+        for (uint32_t i = 0; i < p.syncs.size(); ++i) {
+            auto it = ctx_device.find(p.syncs[i].context);
+            add(p.syncs[i].start, p.syncs[i].end, it == ctx_device.end() ? 0 : it->second, p.syncs[i].stream,
+                SliceSource::Sync, i);
+        }
+        for (uint32_t i = 0; i < p.graph_launches.size(); ++i)
+            add(p.graph_launches[i].start, p.graph_launches[i].end, p.graph_launches[i].device,
+                p.graph_launches[i].stream, SliceSource::GraphLaunch, i);
+        return items;
+    }
+
+    // One group per device of the process: those it describes, and those its GPU records and memory use name.
+    std::map<uint32_t, uint32_t> device_groups(const ProcessTrace& p, const std::vector<GpuItem>& items) {
+        std::map<uint32_t, const Device*> devs;
+        for (const auto& d : p.devices) devs.emplace(d.id, &d);
+        for (const auto& it : items) devs.emplace(it.device, nullptr);
+        for (const auto& mem : p.memory) devs.emplace(mem.device, nullptr);
+        std::map<uint32_t, uint32_t> groups;
+        uint32_t rank = 0;
+        for (const auto& [id, d] : devs) {
+            Group g;
+            g.kind = GroupKind::GpuDevice;
+            g.process = m_.groups[process_group_].process;
+            g.pid = p.pid();
+            g.device = id;
+            g.device_rank = rank++;
+            g.sm_count = d ? d->sm_count : 0;
+            std::string dev_name = d ? std::string(p.str(d->name)) : std::string();
+            g.name = "GPU " + std::to_string(id) + (dev_name.empty() ? "" : ": " + dev_name);
+            if (run_.processes.size() > 1) g.name += " (pid " + std::to_string(p.pid()) + ")";
+            groups[id] = add_group(std::move(g));
+        }
+        return groups;
+    }
+
+    void gpu(const ProcessTrace& p, uint32_t index, ProcessNames& names) {
+        std::vector<GpuItem> items = gpu_items(p);
+        std::map<uint32_t, uint32_t> groups = device_groups(p, items);
+        const uint64_t flow_base = static_cast<uint64_t>(index) << 32;
+        // Rows: (device, stream) for kernels, copies, memsets and stream syncs; context-wide syncs on their own
+        // row; graph launches on a row of their own per stream (their interval spans the graph's kernels on that
+        // same stream, so they would otherwise overlap).
+        auto row_key = [](const GpuItem& g) -> uint64_t {
+            uint64_t base = g.stream == kAllStreams ? 0xFFFFFFFFull : g.stream;
+            if (g.source == SliceSource::GraphLaunch) base |= 1ull << 33;
+            return (static_cast<uint64_t>(g.device) << 40) | base;
+        };
+        std::stable_sort(items.begin(), items.end(), [&](const GpuItem& a, const GpuItem& b) { return row_key(a) < row_key(b); });
+        for (size_t b = 0; b < items.size();) {
+            size_t e = b;
+            uint64_t key = row_key(items[b]);
+            while (e < items.size() && row_key(items[e]) == key) ++e;
+            std::vector<LaneItem> lane_items;
+            for (size_t i = b; i < e; ++i) lane_items.push_back({items[i].start, items[i].end, static_cast<uint32_t>(i - b)});
+            auto lanes = assign_lanes(lane_items, Overlap::Forbid, m_.counts.overflow_slices);
+            const GpuItem& first = items[b];
+            TrackKind kind = first.source == SliceSource::GraphLaunch ? TrackKind::GraphLaunches
+                             : first.stream == kAllStreams            ? TrackKind::ContextSync
+                                                                      : TrackKind::GpuStream;
+            std::map<uint32_t, uint32_t> lane_tracks;
+            for (const auto& s : lane_items) {
+                const GpuItem& g = items[b + s.order];
+                uint32_t lane = lanes[s.order];
+                auto [t, fresh] = lane_tracks.emplace(lane, 0);
+                if (fresh) t->second = gpu_track(kind, groups.at(g.device), g.stream, lane);
+                gpu_slice(p, g, t->second, flow_base, names);
+            }
+            b = e;
+        }
+        memory_counters(p, groups, names);
+    }
+
+    uint32_t gpu_track(TrackKind kind, uint32_t group, uint32_t stream, uint32_t lane) {
+        Track t;
+        t.kind = kind;
+        t.group = group;
+        t.stream = stream;
+        t.lane = lane;
+        t.name = kind == TrackKind::GraphLaunches ? "graph launches (stream " + std::to_string(stream) + ")"
+                 : kind == TrackKind::ContextSync ? std::string("context sync")
+                                                  : "stream " + std::to_string(stream);
+        t.name += overlap_suffix(lane);
+        return add_track(std::move(t));
+    }
+
+    void gpu_slice(const ProcessTrace& p, const GpuItem& g, uint32_t track, uint64_t flow_base, ProcessNames& names) {
+        uint32_t corr = 0, s = 0;
+        switch (g.source) {
+            case SliceSource::Kernel: {
+                const auto& k = p.kernels[g.index];
+                corr = k.correlation;
+                s = push_slice(track, p.to_run_ns(k.start), static_cast<int64_t>(k.end - k.start), names.kernel(k.name),
+                               g.source, Category::Kernel, g.index);
+                break;
+            }
+            case SliceSource::Memcpy: {
+                const auto& c = p.memcpys[g.index];
+                corr = c.correlation;
+                s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start), names.memcpy(c),
+                               g.source, Category::GpuMemcpy, g.index);
+                break;
+            }
+            case SliceSource::Memset: {
+                const auto& c = p.memsets[g.index];
+                corr = c.correlation;
+                s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
+                               names.intern("Memset (" + std::string(memory_kind_name(c.memory_kind)) + ")"), g.source,
+                               Category::GpuMemset, g.index);
+                break;
+            }
+            case SliceSource::Sync: {  // no flow: the API call is on the CPU row already
+                const auto& c = p.syncs[g.index];
+                push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
+                           names.intern(sync_type_name(c.type)), g.source, Category::CudaSync, g.index);
+                return;
+            }
+            case SliceSource::GraphLaunch: {
+                const auto& c = p.graph_launches[g.index];
+                push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
+                           names.intern("Graph " + std::to_string(c.graph_id)), g.source, Category::CudaGraph, g.index);
+                return;
+            }
+            default: return;
+        }
+        // The flow ends on the first GPU op of a correlation (one flow per id), and only with an API source.
+        const ApiCall* api = corr ? p.api_for_correlation(corr) : nullptr;
+        if (!api || !api->start) {
+            ++m_.counts.unmatched_gpu_ops;
+            return;
+        }
+        if (flow_done_[corr] || api_slice_[corr] == kNone) return;
+        flow_done_[corr] = true;
+        uint32_t f = static_cast<uint32_t>(m_.flows.size());
+        m_.flows.push_back({flow_base | corr, api_slice_[corr], s});
+        m_.slices[api_slice_[corr]].flow = f;
+        m_.slices[s].flow = f;
+    }
+
+    // Device memory in use, per device, as a counter.
+    void memory_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups, ProcessNames& names) {
+        std::vector<const Memory*> mem;
+        for (const auto& x : p.memory)
+            if (x.timestamp) mem.push_back(&x);
+        std::stable_sort(mem.begin(), mem.end(), [](const Memory* a, const Memory* b) { return a->timestamp < b->timestamp; });
+        std::map<uint32_t, int64_t> in_use;
+        std::map<uint32_t, std::vector<CounterSample>> per_device;
+        for (const Memory* x : mem) {
+            if (x->op == MemoryOp::Allocation) in_use[x->device] += static_cast<int64_t>(x->bytes);
+            else if (x->op == MemoryOp::Release) in_use[x->device] -= static_cast<int64_t>(x->bytes);
+            else continue;
+            per_device[x->device].push_back({p.to_run_ns(x->timestamp), std::max<int64_t>(0, in_use[x->device]), 0});
+        }
+        (void)names;
+        for (auto& [dev, samples] : per_device) {
+            Track t;
+            t.kind = TrackKind::Counter;
+            t.group = groups.at(dev);
+            t.name = "Device memory in use";
+            t.unit = CounterUnit::Bytes;
+            uint32_t track = add_track(std::move(t));
+            for (auto& c : samples) {
+                c.track = track;
+                m_.counters.push_back(c);
+            }
+        }
+    }
+
+    const Run& run_;
+    TimelineModel& m_;
+    NameTable names_;
+    uint32_t process_group_ = 0;
+    std::map<std::pair<uint64_t, uint32_t>, uint32_t> thread_tracks_;  // (tid, lane) -> track
+    std::vector<uint32_t> api_slice_;
+    std::vector<bool> has_op_, flow_done_;
+};
+
+}  // namespace
+
+TimelineModel build_timeline_model(const Run& run, const ModelOptions& options) {
+    TimelineModel m;
+    m.run = &run;
+    m.base_realtime_ns = run.base_realtime_ns;
+    for (const auto& p : run.processes)
+        for (const auto& d : p.devices) m.devices.push_back({p.pid(), &d, std::string(p.str(d.name))});
+    Builder b(run, m);
+    for (uint32_t i = 0; i < run.processes.size(); ++i) b.process(i);
+    if (options.analysis_track) {
+        // Failures there never cost the timeline: the analysis group is left out and said.
+        std::vector<AnalysisSlice> computed;
+        const std::vector<AnalysisSlice>* given = options.analysis_slices;
+        try {
+            if (!given) computed = analysis_timeline_slices(run);
+            b.analysis(given ? *given : computed);
+        } catch (const std::exception& e) {
+            m.warnings.push_back(std::string("analysis track left out: ") + e.what());
+        }
+    }
+    b.set_ranges();
+    return m;
+}
+
+}  // namespace gprof::report::timeline
