@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
+#include <cstdlib>
+#include <fstream>
 
 #include "golden_util.h"
 #include "timeline/timeline.h"
@@ -226,4 +229,73 @@ TEST_CASE("timeline: the analysis track, when built in, is valid and sorted last
         if (e["ph"] == "X" && e["pid"] == analysis_pid) CHECK(e["cat"] == "analysis");
     }
     CHECK(analysis_sort > max_other);
+}
+
+// ----- Perfetto protobuf -----------------------------------------------------------------------------------------
+
+TEST_CASE("timeline: format by file name", "[timeline][perfetto]") {
+    CHECK(timeline_format_for("x.pftrace") == TimelineFormat::Perfetto);
+    CHECK(timeline_format_for("dir/run.perfetto-trace") == TimelineFormat::Perfetto);
+    CHECK(timeline_format_for("timeline.json") == TimelineFormat::ChromeJson);
+    CHECK(timeline_format_for("timeline.json.gz") == TimelineFormat::ChromeJson);
+    CHECK(timeline_format_for("pftrace") == TimelineFormat::ChromeJson);
+}
+
+// protoc decodes it with the schema subset, the rules Perfetto relies on hold, and every slice, instant, counter
+// sample and flow of the JSON timeline is in it (tests/report/check_perfetto.py); the analysis track included.
+TEST_CASE("timeline: the Perfetto protobuf of the small run holds the JSON's slices", "[timeline][perfetto]") {
+    TempDir dir;
+    write_small_run(dir);
+    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
+                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
+                      "/report/timeline/perfetto_trace_subset.proto " + dir.path().string() + " > " +
+                      dir.file("check.txt") + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(dir.file("check.txt"));
+    std::stringstream out;
+    out << in.rdbuf();
+    INFO(out.str());
+    CHECK(rc == 0);
+    CHECK(out.str().find(" slices,") != std::string::npos);
+}
+
+TEST_CASE("timeline: Perfetto bytes start with the clock snapshot packet; stats match the model", "[timeline][perfetto]") {
+    TempDir dir;
+    write_small_run(dir);
+    Run run = load_run({dir.path()});
+    std::string json_text, pb;
+    TimelineOptions o;
+    o.analysis_track = false;
+    auto js = timeline_to_string(run, json_text, o);
+    o.format = TimelineFormat::Perfetto;
+    auto ps = timeline_to_string(run, pb, o);
+    REQUIRE(pb.size() > 8);
+    CHECK(static_cast<unsigned char>(pb[0]) == 0x0A);  // Trace.packet, length-delimited
+    CHECK(ps.format == TimelineFormat::Perfetto);
+    CHECK(ps.slices == js.slices);
+    CHECK(ps.flows == js.flows);
+    CHECK(ps.flows == 10);
+    CHECK(ps.overflow_slices == js.overflow_slices);
+    CHECK(ps.unmatched_gpu_ops == 1);
+    CHECK(pb.size() < json_text.size());
+}
+
+TEST_CASE("timeline: a JSON timeline over the event limit is written as the protobuf, and said", "[timeline][perfetto]") {
+    TempDir dir;
+    write_small_run(dir);
+    Run run = load_run({dir.path()});
+    TimelineOptions o;
+    o.json_event_limit = 5;
+    auto st = write_timeline(run, dir.file("timeline.json"), o);
+    CHECK(st.format == TimelineFormat::Perfetto);
+    CHECK(st.path == std::filesystem::path(dir.file("timeline.pftrace")));
+    CHECK(std::filesystem::exists(dir.file("timeline.pftrace")));
+    CHECK_FALSE(std::filesystem::exists(dir.file("timeline.json")));
+    bool said = false;
+    for (const auto& w : st.warnings) said |= w.find("instead of") != std::string::npos;
+    CHECK(said);
+    o.json_event_limit = 1'000'000;
+    auto st2 = write_timeline(run, dir.file("t2.json"), o);
+    CHECK(st2.format == TimelineFormat::ChromeJson);
+    CHECK(std::filesystem::exists(dir.file("t2.json")));
 }
