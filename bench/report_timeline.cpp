@@ -1,9 +1,19 @@
-// Chrome-trace export throughput: MB of JSON written per second on one core (target >= 300 MB/s), from a loaded
-// run model of a generated trace (kernels, memcpys, API calls with flows, NVTX ranges).
+// Timeline export speed and size on one core, from a loaded run model of a generated trace (per iteration: a
+// launch + kernel, a memcpy call + copy, an NVTX range: 5 records, flows on both GPU ops). Measured apart: building
+// the timeline model, encoding it as Chrome JSON (target >= 300 MB/s) and as Perfetto protobuf, and the whole
+// export through the public API with the analysis track.
+//
+//   build/bench/report_timeline                 GPROF_BENCH_RECORDS=N (default 1.25 M) changes the size;
+//   GPROF_BENCH_PFTRACE=path also writes the Perfetto file there (to check it: tests/report/check_perfetto.py
+//   --schema-only path).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
+#include "timeline/encoders.h"
+#include "timeline/model.h"
 #include "timeline/timeline.h"
 #include "trace_fixture.h"
 
@@ -11,18 +21,28 @@ namespace {
 
 using namespace gprof;
 
+uint64_t record_count() {
+    const char* n = std::getenv("GPROF_BENCH_RECORDS");
+    return n ? std::strtoull(n, nullptr, 10) : 1'250'000ull;
+}
+
 const report::Run& bench_run() {
     static report::Run run = [] {
         testing::TempDir dir;
         std::string path = dir.file("timeline.gprof");
-        testing::write_trace(path, [](trace::TraceWriter& w) {
+        const uint64_t iterations = record_count() / 5;
+        testing::write_trace(path, [&](trace::TraceWriter& w) {
             using namespace trace;
             w.add(Thread{1, w.intern("main")});
+            Device d;
+            d.name = w.intern("Bench GPU");
+            d.sm_count = 132;
+            w.add(d);
             StringId launch = w.intern("cudaLaunchKernel"), copy = w.intern("cudaMemcpyAsync"), step = w.intern("step");
             StringId kernel = w.intern("_Z6kernelPfi");
             uint64_t t = 1'000'000'000;
             uint32_t corr = 1;
-            for (int i = 0; i < 250'000; ++i) {
+            for (uint64_t i = 0; i < iterations; ++i) {
                 ApiCall a;
                 a.tid = 1;
                 a.start = t;
@@ -66,13 +86,60 @@ const report::Run& bench_run() {
     return run;
 }
 
-// state.range(0): 1 = with the analysis track (analyze_run inside), 0 = the export alone.
-void BM_timeline_json(benchmark::State& state) {
+const report::timeline::TimelineModel& bench_model() {
+    static report::timeline::TimelineModel m = [] {
+        report::timeline::ModelOptions o;
+        o.analysis_track = false;
+        return report::timeline::build_timeline_model(bench_run(), o);
+    }();
+    return m;
+}
+
+void BM_timeline_model(benchmark::State& state) {
+    const report::Run& run = bench_run();
+    report::timeline::ModelOptions o;
+    o.analysis_track = false;
+    for (auto _ : state) {
+        auto m = report::timeline::build_timeline_model(run, o);
+        state.counters["slices"] = static_cast<double>(m.slices.size());
+    }
+}
+BENCHMARK(BM_timeline_model)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// state.range(0): 0 = Chrome JSON, 1 = Perfetto protobuf. Counters: bytes of output, and per slice.
+void BM_timeline_encode(benchmark::State& state) {
+    const auto& m = bench_model();
+    uint64_t bytes = 0, size = 0;
+    std::string keep;
+    const char* keep_path = state.range(0) ? std::getenv("GPROF_BENCH_PFTRACE") : nullptr;
+    for (auto _ : state) {
+        size = 0;
+        keep.clear();
+        auto sink = [&](const char* d, size_t n) {
+            size += n;
+            if (keep_path) keep.append(d, n);
+        };
+        auto st = state.range(0) ? report::timeline::write_perfetto(m, sink) : report::timeline::write_chrome_json(m, sink);
+        bytes += st.bytes;
+    }
+    if (keep_path)
+        if (FILE* f = std::fopen(keep_path, "wb")) {
+            std::fwrite(keep.data(), 1, keep.size(), f);
+            std::fclose(f);
+        }
+    state.SetBytesProcessed(static_cast<int64_t>(bytes));
+    state.counters["output_MB"] = static_cast<double>(size) / 1e6;
+    state.counters["bytes_per_slice"] = static_cast<double>(size) / static_cast<double>(m.slices.size());
+}
+BENCHMARK(BM_timeline_encode)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// The whole export (model + encoding) with the analysis track (analyze_run inside): state.range(0) as above.
+void BM_timeline_export(benchmark::State& state) {
     const report::Run& run = bench_run();
     std::string out;
     uint64_t bytes = 0;
     report::TimelineOptions o;
-    o.analysis_track = state.range(0) != 0;
+    o.format = state.range(0) ? report::TimelineFormat::Perfetto : report::TimelineFormat::ChromeJson;
     for (auto _ : state) {
         auto st = report::timeline_to_string(run, out, o);
         bytes += st.encoded_bytes;
@@ -80,8 +147,7 @@ void BM_timeline_json(benchmark::State& state) {
     }
     state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
-BENCHMARK(BM_timeline_json)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_timeline_json)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_timeline_export)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 

@@ -487,111 +487,120 @@ void add_finding(std::vector<Finding>& out, Finding f, const Span& span) {
     out.push_back(std::move(f));
 }
 
-std::vector<Finding> findings(const Context& c, const StepSet& steps, const std::vector<DeviceUtilisation>& devs) {
-    std::vector<Finding> out;
-    const double window = static_cast<double>(std::max<int64_t>(c.window.length(), 1));
-
-    // Copies: pageable, small, synchronous.
+// What the copies of the run add up to, per kind the copy rules look at.
+struct CopyTally {
     size_t pageable = 0, small = 0, sync = 0, copies = 0;
     int64_t pageable_ns = 0, small_ns = 0, sync_ns = 0;
     uint64_t pageable_bytes = 0, small_bytes = 0;
     Span pageable_span, small_span, sync_span;
+};
+
+CopyTally tally_copies(const Context& c) {
+    CopyTally n;
     for (const ProcessTrace& proc : c.run.processes)
         for (const trace::Memcpy& m : proc.memcpys) {
             if (!timed(m.start, m.end)) continue;
             int64_t s = proc.to_run_ns(m.start), e = proc.to_run_ns(m.end), d = e - s;
-            ++copies;
+            ++n.copies;
             bool host_side = m.copy_kind == trace::MemcpyKind::HtoD || m.copy_kind == trace::MemcpyKind::DtoH;
             if (host_side && (m.src_kind == trace::MemoryKind::Pageable || m.dst_kind == trace::MemoryKind::Pageable)) {
-                ++pageable;
-                pageable_ns += d;
-                pageable_bytes += m.bytes;
-                pageable_span.add(s, e);
+                ++n.pageable;
+                n.pageable_ns += d;
+                n.pageable_bytes += m.bytes;
+                n.pageable_span.add(s, e);
             }
             if (m.bytes < kSmallCopyBytes) {
-                ++small;
-                small_ns += d;
-                small_bytes += m.bytes;
-                small_span.add(s, e);
+                ++n.small;
+                n.small_ns += d;
+                n.small_bytes += m.bytes;
+                n.small_span.add(s, e);
             }
             if (!m.async) {
-                ++sync;
-                sync_ns += d;
-                sync_span.add(s, e);
+                ++n.sync;
+                n.sync_ns += d;
+                n.sync_span.add(s, e);
             }
         }
-    if (pageable && (pageable >= kMinOccurrences || static_cast<double>(pageable_ns) >= kMinShareOfWindow * window)) {
-        add_finding(out, {"pageable_memcpy", "H<->D copies from pageable host memory", static_cast<double>(pageable),
+    return n;
+}
+
+// Copies from pageable host memory, many small copies, synchronous copies: each when it is frequent or costly.
+void copy_findings(const Context& c, double window, std::vector<Finding>& out) {
+    const CopyTally n = tally_copies(c);
+    if (n.pageable && (n.pageable >= kMinOccurrences || static_cast<double>(n.pageable_ns) >= kMinShareOfWindow * window)) {
+        add_finding(out, {"pageable_memcpy", "H<->D copies from pageable host memory", static_cast<double>(n.pageable),
                           "count",
-                          std::to_string(pageable) + " copies, " + std::to_string(pageable_bytes) + " bytes, " +
-                              t(static_cast<double>(pageable_ns)) + " of copy time (" +
-                              pct(100.0 * static_cast<double>(pageable_ns) / window) + " of the window)",
+                          std::to_string(n.pageable) + " copies, " + std::to_string(n.pageable_bytes) + " bytes, " +
+                              t(static_cast<double>(n.pageable_ns)) + " of copy time (" +
+                              pct(100.0 * static_cast<double>(n.pageable_ns) / window) + " of the window)",
                           "allocate the host buffers pinned (cudaMallocHost / cudaHostAlloc, or pin_memory=True in "
                           "a PyTorch DataLoader): pageable copies are staged through a driver buffer and cannot "
                           "overlap with kernels",
-                          pageable_ns, 0, 0},
-                    pageable_span);
+                          n.pageable_ns, 0, 0},
+                    n.pageable_span);
     }
-    if (small >= kSmallCopyCount) {
-        add_finding(out, {"small_copies", "many small copies", static_cast<double>(small), "count",
-                          std::to_string(small) + " of " + std::to_string(copies) + " copies move less than " +
+    if (n.small >= kSmallCopyCount) {
+        add_finding(out, {"small_copies", "many small copies", static_cast<double>(n.small), "count",
+                          std::to_string(n.small) + " of " + std::to_string(n.copies) + " copies move less than " +
                               std::to_string(kSmallCopyBytes / 1024) + " KiB (average " +
-                              std::to_string(small_bytes / small) + " bytes), " + t(static_cast<double>(small_ns)) +
+                              std::to_string(n.small_bytes / n.small) + " bytes), " + t(static_cast<double>(n.small_ns)) +
                               " of copy time",
                           "batch small transfers into one buffer and copy it once; each copy pays a fixed cost of "
                           "several microseconds",
-                          small_ns, 0, 0},
-                    small_span);
+                          n.small_ns, 0, 0},
+                    n.small_span);
     }
-    if (sync && (sync >= kMinOccurrences || static_cast<double>(sync_ns) >= kMinShareOfWindow * window)) {
-        add_finding(out, {"sync_copies", "synchronous copies (default-stream cudaMemcpy)", static_cast<double>(sync),
+    if (n.sync && (n.sync >= kMinOccurrences || static_cast<double>(n.sync_ns) >= kMinShareOfWindow * window)) {
+        add_finding(out, {"sync_copies", "synchronous copies (default-stream cudaMemcpy)", static_cast<double>(n.sync),
                           "count",
-                          std::to_string(sync) + " copies issued by a synchronous API, " +
-                              t(static_cast<double>(sync_ns)) + " of copy time; the host waits for each",
+                          std::to_string(n.sync) + " copies issued by a synchronous API, " +
+                              t(static_cast<double>(n.sync_ns)) + " of copy time; the host waits for each",
                           "use cudaMemcpyAsync on a non-default stream with pinned host memory, and synchronise "
                           "once where the result is needed",
-                          sync_ns, 0, 0},
-                    sync_span);
+                          n.sync_ns, 0, 0},
+                    n.sync_span);
     }
+}
 
-    // Kernels with fewer blocks than the device has SMs.
-    {
-        int64_t kernel_ns = 0, tiny_ns = 0;
-        size_t tiny = 0;
-        Span span;
-        uint32_t sms_seen = 0;
-        for (const ProcessTrace& proc : c.run.processes) {
-            std::map<uint32_t, uint32_t> sms;
-            for (const auto& d : proc.devices) sms[d.id] = d.sm_count;
-            for (const trace::Kernel& k : proc.kernels) {
-                if (!timed(k.start, k.end)) continue;
-                int64_t d = static_cast<int64_t>(k.end - k.start);
-                kernel_ns += d;
-                auto it = sms.find(k.device);
-                if (it == sms.end() || it->second == 0) continue;
-                sms_seen = it->second;
-                int64_t blocks = int64_t{k.grid_x} * std::max(k.grid_y, 1) * std::max(k.grid_z, 1);
-                if (blocks < it->second) {
-                    ++tiny;
-                    tiny_ns += d;
-                    span.add(proc.to_run_ns(k.start), proc.to_run_ns(k.end));
-                }
+// Kernels with fewer blocks than the device has SMs, when they take a real share of kernel time.
+void tiny_grid_finding(const Context& c, std::vector<Finding>& out) {
+    int64_t kernel_ns = 0, tiny_ns = 0;
+    size_t tiny = 0;
+    Span span;
+    uint32_t sms_seen = 0;
+    for (const ProcessTrace& proc : c.run.processes) {
+        std::map<uint32_t, uint32_t> sms;
+        for (const auto& d : proc.devices) sms[d.id] = d.sm_count;
+        for (const trace::Kernel& k : proc.kernels) {
+            if (!timed(k.start, k.end)) continue;
+            int64_t d = static_cast<int64_t>(k.end - k.start);
+            kernel_ns += d;
+            auto it = sms.find(k.device);
+            if (it == sms.end() || it->second == 0) continue;
+            sms_seen = it->second;
+            int64_t blocks = int64_t{k.grid_x} * std::max(k.grid_y, 1) * std::max(k.grid_z, 1);
+            if (blocks < it->second) {
+                ++tiny;
+                tiny_ns += d;
+                span.add(proc.to_run_ns(k.start), proc.to_run_ns(k.end));
             }
         }
-        double share = kernel_ns > 0 ? static_cast<double>(tiny_ns) / static_cast<double>(kernel_ns) : 0;
-        if (tiny && share >= kTinyGridTimeShare) {
-            add_finding(out, {"tiny_grids", "kernels with fewer blocks than SMs", 100.0 * share, "%",
-                              std::to_string(tiny) + " launches with fewer blocks than the " +
-                                  std::to_string(sms_seen) + " SMs take " + pct(100.0 * share) + " of kernel time (" +
-                                  t(static_cast<double>(tiny_ns)) + ")",
-                              "give these kernels more parallelism (smaller blocks, more of them, or split the work) "
-                              "or run independent ones concurrently on several streams",
-                              tiny_ns, 0, 0},
-                        span);
-        }
     }
+    double share = kernel_ns > 0 ? static_cast<double>(tiny_ns) / static_cast<double>(kernel_ns) : 0;
+    if (tiny && share >= kTinyGridTimeShare) {
+        add_finding(out, {"tiny_grids", "kernels with fewer blocks than SMs", 100.0 * share, "%",
+                          std::to_string(tiny) + " launches with fewer blocks than the " +
+                              std::to_string(sms_seen) + " SMs take " + pct(100.0 * share) + " of kernel time (" +
+                              t(static_cast<double>(tiny_ns)) + ")",
+                          "give these kernels more parallelism (smaller blocks, more of them, or split the work) "
+                          "or run independent ones concurrently on several streams",
+                          tiny_ns, 0, 0},
+                    span);
+    }
+}
 
-    // One stream does almost everything while others exist and the device has idle time.
+// One stream does almost everything while others exist and the device has idle time.
+void single_busy_stream_findings(const Context& c, const std::vector<DeviceUtilisation>& devs, std::vector<Finding>& out) {
     for (const DeviceUtilisation& d : devs) {
         if (d.streams < 2 || d.busy_pct >= kGpuBoundPct) continue;
         std::map<uint32_t, int64_t> per_stream;
@@ -624,85 +633,99 @@ std::vector<Finding> findings(const Context& c, const StepSet& steps, const std:
                         span);
         }
     }
+}
 
-    // Allocation and implicit synchronisation in the steady-state loop.
-    {
-        std::vector<Interval> steady = steady_state(c, steps);
-        size_t alloc = 0, implicit = 0;
-        int64_t alloc_ns = 0, implicit_ns = 0;
-        Span alloc_span, implicit_span;
-        std::map<std::string, size_t> implicit_names;
-        for (const auto& [key, h] : c.threads) {
-            const ProcessTrace& proc = c.run.processes[key.process];
-            const NameFlags& names = c.names[key.process];
-            for (auto& [i, a] : h.apis) {
-                uint8_t f = names(a->name);
-                if (!(f & (kAllocName | kImplicitSyncName)) || !inside(steady, i.start)) continue;
-                std::string_view name = proc.str(a->name);
-                if (f & kAllocName) {
-                    ++alloc;
-                    alloc_ns += i.length();
-                    alloc_span.add(i.start, i.end);
-                }
-                if (f & kImplicitSyncName) {
-                    ++implicit;
-                    implicit_ns += i.length();
-                    implicit_span.add(i.start, i.end);
-                    ++implicit_names[std::string(name)];
-                }
+// Allocation and implicit synchronisation in the steady-state loop.
+void steady_state_call_findings(const Context& c, const StepSet& steps, std::vector<Finding>& out) {
+    std::vector<Interval> steady = steady_state(c, steps);
+    size_t alloc = 0, implicit = 0;
+    int64_t alloc_ns = 0, implicit_ns = 0;
+    Span alloc_span, implicit_span;
+    std::map<std::string, size_t> implicit_names;
+    for (const auto& [key, h] : c.threads) {
+        const ProcessTrace& proc = c.run.processes[key.process];
+        const NameFlags& names = c.names[key.process];
+        for (auto& [i, a] : h.apis) {
+            uint8_t f = names(a->name);
+            if (!(f & (kAllocName | kImplicitSyncName)) || !inside(steady, i.start)) continue;
+            std::string_view name = proc.str(a->name);
+            if (f & kAllocName) {
+                ++alloc;
+                alloc_ns += i.length();
+                alloc_span.add(i.start, i.end);
+            }
+            if (f & kImplicitSyncName) {
+                ++implicit;
+                implicit_ns += i.length();
+                implicit_span.add(i.start, i.end);
+                ++implicit_names[std::string(name)];
             }
         }
-        std::string where = steps.steps.size() >= 2 ? "inside steps after the first" : "in the middle 80% of the run";
-        if (alloc > 0) {
-            add_finding(out, {"alloc_in_loop", "cudaMalloc/cudaFree in the steady-state loop",
-                              static_cast<double>(alloc), "count",
-                              std::to_string(alloc) + " allocation calls " + where + ", " +
-                                  t(static_cast<double>(alloc_ns)) + " of host time",
-                              "allocate once before the loop and reuse the buffers (or use a caching allocator / "
-                              "cudaMallocAsync with a memory pool); cudaFree synchronises the device",
-                              alloc_ns, 0, 0},
-                        alloc_span);
-        }
-        if (implicit > 0) {
-            std::string names;
-            for (auto& [n, k] : implicit_names) names += (names.empty() ? "" : ", ") + n + " x" + std::to_string(k);
-            add_finding(out, {"implicit_sync", "calls that synchronise the device implicitly",
-                              static_cast<double>(implicit), "count",
-                              std::to_string(implicit) + " calls " + where + " (" + names + "), " +
-                                  t(static_cast<double>(implicit_ns)) + " of host time",
-                              "move these calls out of the loop, or use their asynchronous forms (cudaMemsetAsync, "
-                              "cudaFreeAsync) on a stream",
-                              implicit_ns, 0, 0},
-                        implicit_span);
-        }
     }
-
-    // Records lost: every number above is then a lower bound.
-    {
-        uint64_t dropped = 0;
-        size_t unfinished = 0, damaged = 0;
-        for (const ProcessTrace& proc : c.run.processes) {
-            dropped += proc.dropped_total();
-            if (!proc.end) ++unfinished;
-            if (proc.read_stats.corrupt_chunks || proc.read_stats.truncated_bytes) ++damaged;
-        }
-        if (dropped || unfinished || damaged) {
-            std::string ev = std::to_string(dropped) + " records dropped";
-            if (unfinished) ev += ", " + std::to_string(unfinished) + " process(es) did not finish their trace";
-            if (damaged) ev += ", " + std::to_string(damaged) + " trace(s) damaged";
-            add_finding(out, {"dropped_records", "records were lost: figures are lower bounds",
-                              static_cast<double>(dropped), "count", ev,
-                              "raise GPROF_BUFFER_MB (or gprof-run's buffer option), shorten the capture with a "
-                              "capture range, and let the program exit normally",
-                              0, 0, 0},
-                        Span{});
-        }
+    std::string where = steps.steps.size() >= 2 ? "inside steps after the first" : "in the middle 80% of the run";
+    if (alloc > 0) {
+        add_finding(out, {"alloc_in_loop", "cudaMalloc/cudaFree in the steady-state loop",
+                          static_cast<double>(alloc), "count",
+                          std::to_string(alloc) + " allocation calls " + where + ", " +
+                              t(static_cast<double>(alloc_ns)) + " of host time",
+                          "allocate once before the loop and reuse the buffers (or use a caching allocator / "
+                          "cudaMallocAsync with a memory pool); cudaFree synchronises the device",
+                          alloc_ns, 0, 0},
+                    alloc_span);
     }
+    if (implicit > 0) {
+        std::string names;
+        for (auto& [n, k] : implicit_names) names += (names.empty() ? "" : ", ") + n + " x" + std::to_string(k);
+        add_finding(out, {"implicit_sync", "calls that synchronise the device implicitly",
+                          static_cast<double>(implicit), "count",
+                          std::to_string(implicit) + " calls " + where + " (" + names + "), " +
+                              t(static_cast<double>(implicit_ns)) + " of host time",
+                          "move these calls out of the loop, or use their asynchronous forms (cudaMemsetAsync, "
+                          "cudaFreeAsync) on a stream",
+                          implicit_ns, 0, 0},
+                    implicit_span);
+    }
+}
 
+// Records lost: every number above is then a lower bound.
+void dropped_records_finding(const Context& c, std::vector<Finding>& out) {
+    uint64_t dropped = 0;
+    size_t unfinished = 0, damaged = 0;
+    for (const ProcessTrace& proc : c.run.processes) {
+        dropped += proc.dropped_total();
+        if (!proc.end) ++unfinished;
+        if (proc.read_stats.corrupt_chunks || proc.read_stats.truncated_bytes) ++damaged;
+    }
+    if (dropped || unfinished || damaged) {
+        std::string ev = std::to_string(dropped) + " records dropped";
+        if (unfinished) ev += ", " + std::to_string(unfinished) + " process(es) did not finish their trace";
+        if (damaged) ev += ", " + std::to_string(damaged) + " trace(s) damaged";
+        add_finding(out, {"dropped_records", "records were lost: figures are lower bounds",
+                          static_cast<double>(dropped), "count", ev,
+                          "raise GPROF_BUFFER_MB (or gprof-run's buffer option), shorten the capture with a "
+                          "capture range, and let the program exit normally",
+                          0, 0, 0},
+                    Span{});
+    }
+}
+
+// Lost records first (they qualify every other figure), then by the time involved.
+void rank_findings(std::vector<Finding>& out) {
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
         if (a.rule == "dropped_records" || b.rule == "dropped_records") return a.rule == "dropped_records" && b.rule != a.rule;
         return a.time_ns > b.time_ns;
     });
+}
+
+std::vector<Finding> findings(const Context& c, const StepSet& steps, const std::vector<DeviceUtilisation>& devs) {
+    std::vector<Finding> out;
+    const double window = static_cast<double>(std::max<int64_t>(c.window.length(), 1));
+    copy_findings(c, window, out);
+    tiny_grid_finding(c, out);
+    single_busy_stream_findings(c, devs, out);
+    steady_state_call_findings(c, steps, out);
+    dropped_records_finding(c, out);
+    rank_findings(out);
     return out;
 }
 

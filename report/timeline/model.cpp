@@ -136,6 +136,7 @@ public:
         g.name = g.process_name + " (pid " + std::to_string(g.pid) + ")";
         process_group_ = add_group(std::move(g));
         thread_tracks_.clear();
+        last_tid_tracks_.clear();
         index_correlations(p);
         cpu_slices(p, names);
         marks(p, names);
@@ -236,6 +237,15 @@ private:
     }
 
     uint32_t thread_track(const ProcessTrace& p, uint64_t tid, uint32_t lane) {
+        if (tid == last_tid_ && lane < last_tid_tracks_.size() && last_tid_tracks_[lane] != kNone) return last_tid_tracks_[lane];
+        if (tid != last_tid_) {
+            last_tid_ = tid;
+            last_tid_tracks_.clear();
+        }
+        if (lane >= last_tid_tracks_.size()) last_tid_tracks_.resize(lane + 1, kNone);
+        return last_tid_tracks_[lane] = thread_track_slow(p, tid, lane);
+    }
+    uint32_t thread_track_slow(const ProcessTrace& p, uint64_t tid, uint32_t lane) {
         auto [it, fresh] = thread_tracks_.emplace(std::make_pair(tid, lane), 0);
         if (!fresh) return it->second;
         Track t;
@@ -591,6 +601,8 @@ private:
     NameTable names_;
     uint32_t process_group_ = 0;
     std::map<std::pair<uint64_t, uint32_t>, uint32_t> thread_tracks_;  // (tid, lane) -> track
+    uint64_t last_tid_ = 0;                 // the thread thread_track() was last asked for, and its lanes' tracks
+    std::vector<uint32_t> last_tid_tracks_;
     std::vector<uint32_t> api_slice_;
     std::vector<bool> has_op_, flow_done_;
 };
@@ -603,6 +615,11 @@ TimelineModel build_timeline_model(const Run& run, const ModelOptions& options) 
     m.base_realtime_ns = run.base_realtime_ns;
     for (const auto& p : run.processes)
         for (const auto& d : p.devices) m.devices.push_back({p.pid(), &d, std::string(p.str(d.name))});
+    size_t records = 0;  // an upper bound of the slices: no vector growth (copies, fresh pages) while building
+    for (const auto& p : run.processes)
+        records += p.api_calls.size() + p.nvtx.size() + p.overheads.size() + p.kernels.size() + p.memcpys.size() +
+                   p.memsets.size() + p.syncs.size() + p.graph_launches.size();
+    m.slices.reserve(records);
     Builder b(run, m);
     for (uint32_t i = 0; i < run.processes.size(); ++i) b.process(i);
     if (options.analysis_track) {

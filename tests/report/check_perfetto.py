@@ -13,7 +13,10 @@
    instants, counter samples and flows.
 Exit status 0 when all hold; otherwise the failures, one a line.
 
-usage: check_perfetto.py --report GPROF_REPORT --proto SUBSET.proto [--min-ratio R] [--max-ratio R] INPUT...
+usage: check_perfetto.py --report GPROF_REPORT --proto SUBSET.proto [--max-ratio R] INPUT...
+       check_perfetto.py --proto SUBSET.proto --schema-only FILE.pftrace
+The second form does step 1 only, for files too big to hold decoded: protoc decodes the packets in slices of
+about 32 MB (a run of whole packets is itself a valid Trace).
 """
 import argparse
 import collections
@@ -23,6 +26,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 
 SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
 BOOTTIME, REALTIME = 6, 1
@@ -268,13 +272,60 @@ def json_events(doc):
     return slices, instants, counters, flows
 
 
+def varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        r |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return r, i
+
+
+def schema_only(proto, path):
+    proto_dir, proto_file = os.path.split(os.path.abspath(proto))
+    data = open(path, 'rb').read()
+    i = start = packets = unknown = 0
+    while start < len(data):
+        while i < len(data) and i - start < (32 << 20):
+            if data[i] != 0x0A:
+                print(f'FAIL: byte {i}: not a Trace.packet field')
+                return 1
+            n, j = varint(data, i + 1)
+            if j + n > len(data):
+                print(f'FAIL: byte {i}: the last packet is cut')
+                return 1
+            i = j + n
+            packets += 1
+        p = subprocess.Popen(['protoc', '--decode=perfetto.protos.Trace', '-I', proto_dir, proto_file],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        feeder = threading.Thread(target=lambda: (p.stdin.write(data[start:i]), p.stdin.close()))
+        feeder.start()
+        for line in p.stdout:
+            if re.match(rb'^\s*[0-9]+:', line):
+                unknown += 1
+        feeder.join()
+        if p.wait() != 0:
+            print(f'FAIL: protoc could not decode bytes {start}..{i}')
+            return 1
+        start = i
+    print(f'{packets} packets, {len(data)} bytes decoded by protoc; {unknown} fields the schema does not know')
+    return 1 if unknown else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--report', required=True)
+    ap.add_argument('--schema-only', metavar='FILE')
+    ap.add_argument('--report')
     ap.add_argument('--proto', required=True)
     ap.add_argument('--max-ratio', type=float, help='fail when protobuf bytes / JSON bytes exceeds this')
-    ap.add_argument('inputs', nargs='+')
+    ap.add_argument('inputs', nargs='*')
     a = ap.parse_args()
+    if a.schema_only:
+        return schema_only(a.proto, a.schema_only)
+    if not a.report or not a.inputs:
+        ap.error('--report and at least one input are required')
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         js, pb = os.path.join(tmp, 't.json'), os.path.join(tmp, 't.pftrace')
