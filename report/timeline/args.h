@@ -37,12 +37,24 @@ inline std::string_view arg_name(ArgKey k) { return kArgKeyNames[static_cast<siz
 
 // Args a viewer with rows can do without, which the compact Perfetto encoding leaves out (Chrome JSON keeps them
 // all): those derived from other args or the name (shared memory = static + dynamic; blocks per SM = grid / the
-// device's SMs; an API call's cbid is CUPTI's number for the function its name says), and the device and stream
-// of a slice on a GPU row (the row and its "GPU N" parent say them).
+// device's SMs; bandwidth = bytes / duration; an API call's cbid is CUPTI's number for the function its name
+// says; the memory kinds of a copy or memset are in its name, "Memcpy HtoD (Pageable -> Device)"), and the
+// device and stream of a slice on a GPU row (the row and its "GPU N" parent say them).
 inline constexpr bool arg_is_derived(ArgKey k) {
-    return k == ArgKey::SharedMemory || k == ArgKey::BlocksPerSm || k == ArgKey::Cbid;
+    switch (k) {
+        case ArgKey::SharedMemory:
+        case ArgKey::BlocksPerSm:
+        case ArgKey::Bandwidth:
+        case ArgKey::Cbid:
+        case ArgKey::SrcMemoryKind:
+        case ArgKey::DstMemoryKind:
+        case ArgKey::MemoryKind: return true;
+        default: return false;
+    }
 }
 inline constexpr bool arg_is_said_by_gpu_row(ArgKey k) { return k == ArgKey::Device || k == ArgKey::Stream; }
+// ... and an API call's result when it is 0 (success, nearly every call): only failed calls carry one there.
+inline constexpr bool arg_is_success_result(ArgKey k, int64_t v) { return k == ArgKey::Result && v == 0; }
 
 namespace detail {
 

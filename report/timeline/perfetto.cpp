@@ -22,7 +22,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
+#include <map>
 
 #include "timeline/args.h"
 #include "timeline/encoders.h"
@@ -530,7 +530,8 @@ private:
     }
 
     // Args as debug annotations: names interned (kArgKeyNames), string values interned (grid and block too, as
-    // "[x,y,z]": launch shapes repeat), derived and row-given args left out (args.h), the analysis' free-form
+    // "[x,y,z]": launch shapes repeat), derived and row-given args, empty strings and success results left out
+    // (args.h), the analysis' free-form
     // args as nested dicts and arrays with inline names.
     class Annotations {
     public:
@@ -542,6 +543,7 @@ private:
             o_.end(a);
         }
         void i(ArgKey k, int64_t v) {
+            if (arg_is_success_result(k, v)) return;
             size_t a = head(k);
             o_.sint(f::kInt, v);
             o_.end(a);
@@ -553,16 +555,14 @@ private:
             o_.end(a);
         }
         void s(ArgKey k, std::string_view v) {
+            if (skip(k) || v.empty()) return;  // an empty value (the default NVTX domain) says nothing
             size_t a = head(k);
             uint32_t id = w_.value_id(v);
             o_.uint(f::kStringIid, id + 1);
             if (w_.interned_.value_new(id)) w_.pending_.push_back({f::kAnnotationStringValues, id + 1, v});
             o_.end(a);
         }
-        void dims(ArgKey k, int32_t x, int32_t y, int32_t z) {
-            std::string text = "[" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + "]";
-            s(k, w_.keep(std::move(text)));
-        }
+        void dims(ArgKey k, int32_t x, int32_t y, int32_t z) { s(k, w_.dims_text(x, y, z)); }
         void object(const nlohmann::json& args) {
             for (const auto& [key, value] : args.items()) {
                 size_t a = o_.begin(f::kDebugAnnotations);
@@ -611,11 +611,11 @@ private:
         bool gpu_row_;
     };
 
-    // A string made here (a grid's text) that an interned-value id may point to: kept for the whole write.
-    std::string_view keep(std::string text) {
-        auto it = kept_.find(text);
-        if (it == kept_.end()) it = kept_.insert(std::move(text)).first;
-        return *it;
+    // "[x,y,z]", made once per distinct shape and kept for the whole write (interned values point to it).
+    std::string_view dims_text(int32_t x, int32_t y, int32_t z) {
+        auto [it, fresh] = dims_.try_emplace(std::make_tuple(x, y, z));
+        if (fresh) it->second = "[" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + "]";
+        return it->second;
     }
 
     struct PendingIntern {
@@ -632,7 +632,7 @@ private:
     std::vector<PendingIntern> pending_;
     std::unordered_map<std::string_view, uint32_t> value_ids_;
     std::vector<int32_t> rank_;  // per track: its sibling_order_rank
-    std::unordered_set<std::string> kept_;
+    std::map<std::tuple<int32_t, int32_t, int32_t>, std::string> dims_;
     uint32_t seq_ = 0;
     int64_t last_ts_ = 0;  // run axis; deltas are taken between run-axis times (== BOOTTIME deltas)
     int64_t first_ts_ = 0;

@@ -150,3 +150,32 @@ TEST_CASE("finish_run creates its files 0600 and never through a planted symlink
     CHECK(mode(*ok.summary_file) == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
     CHECK(mode(*ok.timeline) == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
 }
+
+TEST_CASE("finish_run: a .pftrace timeline is Perfetto's protobuf; a run over the JSON limit gets one instead", "[end_of_run]") {
+    TempDir dir;
+    write_small_run(dir);
+    std::ostringstream out;
+    EndOfRunOptions o;
+    o.run_dir = dir.path();
+    o.summary = SummaryMode::None;
+    o.summary_out = &out;
+    o.write_summary_file = false;
+    o.timeline_path = dir.path() / "t.pftrace";
+    auto r = finish_run(o);
+    CHECK(r.ok);
+    REQUIRE(r.timeline);
+    CHECK(*r.timeline == dir.path() / "t.pftrace");
+    std::ifstream t(*r.timeline, std::ios::binary);
+    CHECK(t.get() == 0x0A);  // Trace.packet: a protobuf, not JSON's '{'
+
+    o.timeline_path = dir.path() / "big.json";
+    o.json_event_limit = 3;
+    auto r2 = finish_run(o);
+    CHECK(r2.ok);
+    REQUIRE(r2.timeline);
+    CHECK(*r2.timeline == dir.path() / "big.pftrace");
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "big.json"));
+    bool said = false;
+    for (const auto& w : r2.warnings) said |= w.find("big.pftrace instead of") != std::string::npos;
+    CHECK(said);
+}
