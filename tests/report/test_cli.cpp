@@ -64,6 +64,20 @@ TEST_CASE("cli: timeline subcommand", "[cli]") {
     CHECK(r.status == 0);
     std::ifstream in(dir.file("t.json"));
     CHECK(nlohmann::json::parse(in).contains("traceEvents"));
+    // Perfetto's protobuf by --format or by the output's name; --gzip is for JSON only.
+    auto first_byte = [](const std::string& path) {
+        std::ifstream f(path, std::ios::binary);
+        return f.get();
+    };
+    CHECK(run_cli("timeline -o " + dir.file("t.perfetto-trace") + " " + dir.path().string(), dir).status == 0);
+    CHECK(first_byte(dir.file("t.perfetto-trace")) == 0x0A);
+    CHECK(run_cli("timeline --format perfetto -o " + dir.file("t.bin") + " " + dir.path().string(), dir).status == 0);
+    CHECK(first_byte(dir.file("t.bin")) == 0x0A);
+    CHECK(run_cli("timeline --format json -o " + dir.file("t2.pftrace") + " " + dir.path().string(), dir).status == 0);
+    CHECK(first_byte(dir.file("t2.pftrace")) == '{');
+    auto gz = run_cli("timeline --gzip -o " + dir.file("t.pftrace") + " " + dir.path().string(), dir);
+    CHECK(gz.status == 2);
+    CHECK(run_cli("timeline --format xml " + dir.path().string(), dir).status == 2);
 }
 
 TEST_CASE("cli: not a trace -> clear message, exit 2", "[cli]") {
