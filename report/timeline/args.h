@@ -64,9 +64,19 @@ template <class Sink, class Op> void graph_args(Sink& sink, const Op& op) {
     sink.u(ArgKey::GraphNodeId, op.graph_node_id);
 }
 
-// Bytes per ns = GB/s; only for an op that took time.
-template <class Sink> void bandwidth(Sink& sink, uint64_t bytes, int64_t dur) {
-    if (dur > 0) sink.f3(ArgKey::Bandwidth, static_cast<double>(bytes) / static_cast<double>(dur));
+// Where a kernel, copy or memset ran and which API call launched it.
+template <class Sink, class Op> void op_identity(Sink& sink, const Op& op) {
+    sink.u(ArgKey::Device, op.device);
+    sink.u(ArgKey::Context, op.context);
+    sink.u(ArgKey::Stream, op.stream);
+    sink.u(ArgKey::Correlation, op.correlation);
+}
+
+// A copy's or memset's bytes, and bytes per ns = GB/s for one that took time.
+template <class Sink, class Op> void transfer(Sink& sink, const Op& op) {
+    sink.u(ArgKey::Bytes, op.bytes);
+    auto dur = static_cast<int64_t>(op.end - op.start);
+    if (dur > 0) sink.f3(ArgKey::Bandwidth, static_cast<double>(op.bytes) / static_cast<double>(dur));
 }
 
 }  // namespace detail
@@ -99,10 +109,7 @@ template <class Sink> void visit_args(const TimelineModel& m, const Slice& s, Si
         }
         case SliceSource::Kernel: {
             const auto& k = p.kernels[s.record];
-            sink.u(ArgKey::Device, k.device);
-            sink.u(ArgKey::Context, k.context);
-            sink.u(ArgKey::Stream, k.stream);
-            sink.u(ArgKey::Correlation, k.correlation);
+            detail::op_identity(sink, k);
             sink.u(ArgKey::RegistersPerThread, k.registers_per_thread);
             sink.u(ArgKey::SharedMemory, uint64_t(k.static_shared_bytes) + k.dynamic_shared_bytes);
             sink.u(ArgKey::StaticSharedMemory, k.static_shared_bytes);
@@ -118,12 +125,8 @@ template <class Sink> void visit_args(const TimelineModel& m, const Slice& s, Si
         }
         case SliceSource::Memcpy: {
             const auto& c = p.memcpys[s.record];
-            sink.u(ArgKey::Device, c.device);
-            sink.u(ArgKey::Context, c.context);
-            sink.u(ArgKey::Stream, c.stream);
-            sink.u(ArgKey::Correlation, c.correlation);
-            sink.u(ArgKey::Bytes, c.bytes);
-            detail::bandwidth(sink, c.bytes, static_cast<int64_t>(c.end - c.start));
+            detail::op_identity(sink, c);
+            detail::transfer(sink, c);
             sink.s(ArgKey::SrcMemoryKind, memory_kind_name(c.src_kind));
             sink.s(ArgKey::DstMemoryKind, memory_kind_name(c.dst_kind));
             if (c.copy_kind == MemcpyKind::PtoP) sink.u(ArgKey::PeerDevice, c.peer_device);
@@ -132,12 +135,8 @@ template <class Sink> void visit_args(const TimelineModel& m, const Slice& s, Si
         }
         case SliceSource::Memset: {
             const auto& c = p.memsets[s.record];
-            sink.u(ArgKey::Device, c.device);
-            sink.u(ArgKey::Context, c.context);
-            sink.u(ArgKey::Stream, c.stream);
-            sink.u(ArgKey::Correlation, c.correlation);
-            sink.u(ArgKey::Bytes, c.bytes);
-            detail::bandwidth(sink, c.bytes, static_cast<int64_t>(c.end - c.start));
+            detail::op_identity(sink, c);
+            detail::transfer(sink, c);
             sink.s(ArgKey::MemoryKind, memory_kind_name(c.memory_kind));
             sink.u(ArgKey::Value, c.value);
             detail::graph_args(sink, c);

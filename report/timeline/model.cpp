@@ -165,21 +165,15 @@ public:
             std::map<uint32_t, uint32_t> lane_tracks;
             for (const auto& it : items) {
                 const auto& a = slices[idx[it.order]];
-                uint32_t lane = lanes[it.order];
-                auto [t, fresh] = lane_tracks.emplace(lane, 0);
-                if (fresh) {
-                    Track tr;
-                    tr.kind = TrackKind::Analysis;
-                    tr.group = group;
-                    tr.lane = lane;
+                uint32_t track = lane_track(lane_tracks, lanes[it.order], [&](uint32_t lane) {
+                    Track tr = row_track(TrackKind::Analysis, group, lane, lane ? row_name + " (overlap)" : row_name);
                     tr.row = row;
-                    tr.name = lane ? row_name + " (overlap)" : row_name;
-                    t->second = add_track(std::move(tr));
-                }
+                    return tr;
+                });
                 Slice s;
                 s.start = a.start;
                 s.dur = std::max<int64_t>(a.dur, 0);
-                s.track = t->second;
+                s.track = track;
                 s.name = names_.intern(a.name);
                 s.record = static_cast<uint32_t>(m_.analysis_args.size());
                 s.source = SliceSource::Analysis;
@@ -219,6 +213,20 @@ private:
     uint32_t add_track(Track t) {
         m_.tracks.push_back(std::move(t));
         return static_cast<uint32_t>(m_.tracks.size() - 1);
+    }
+    static Track row_track(TrackKind kind, uint32_t group, uint32_t lane, std::string name) {
+        Track t;
+        t.kind = kind;
+        t.group = group;
+        t.lane = lane;
+        t.name = std::move(name);
+        return t;
+    }
+    // The track of a lane of one row (`lanes`: lane -> track), made by `make(lane)` on first use.
+    template <class Make> uint32_t lane_track(std::map<uint32_t, uint32_t>& lanes, uint32_t lane, Make make) {
+        auto [it, fresh] = lanes.emplace(lane, 0);
+        if (fresh) it->second = add_track(make(lane));
+        return it->second;
     }
 
     // Correlations that launched a kernel/memcpy/memset (flow sources), the slice of the API call of each, and
@@ -367,18 +375,11 @@ private:
         std::map<uint32_t, uint32_t> lane_tracks;
         uint32_t name = names.intern("overhead");
         for (const auto& s : items) {
-            uint32_t lane = lanes[s.order];
-            auto [t, fresh] = lane_tracks.emplace(lane, 0);
-            if (fresh) {
-                Track tr;
-                tr.kind = TrackKind::Overhead;
-                tr.group = process_group_;
-                tr.lane = lane;
-                tr.name = lane ? "CUPTI overhead" + overlap_suffix(lane) : std::string("CUPTI overhead");
-                t->second = add_track(std::move(tr));
-            }
+            uint32_t track = lane_track(lane_tracks, lanes[s.order], [&](uint32_t lane) {
+                return row_track(TrackKind::Overhead, process_group_, lane, "CUPTI overhead" + overlap_suffix(lane));
+            });
             const auto& ov = p.overheads[s.order];
-            push_slice(t->second, p.to_run_ns(ov.start), static_cast<int64_t>(ov.end - ov.start), name,
+            push_slice(track, p.to_run_ns(ov.start), static_cast<int64_t>(ov.end - ov.start), name,
                        SliceSource::Overhead, Category::Overhead, s.order);
         }
     }
@@ -491,27 +492,23 @@ private:
             std::map<uint32_t, uint32_t> lane_tracks;
             for (const auto& s : lane_items) {
                 const GpuItem& g = items[b + s.order];
-                uint32_t lane = lanes[s.order];
-                auto [t, fresh] = lane_tracks.emplace(lane, 0);
-                if (fresh) t->second = gpu_track(kind, groups.at(g.device), g.stream, lane);
-                gpu_slice(p, g, t->second, flow_base, names);
+                uint32_t track = lane_track(lane_tracks, lanes[s.order], [&](uint32_t lane) {
+                    return gpu_track(kind, groups.at(g.device), g.stream, lane);
+                });
+                gpu_slice(p, g, track, flow_base, names);
             }
             b = e;
         }
         memory_counters(p, groups, names);
     }
 
-    uint32_t gpu_track(TrackKind kind, uint32_t group, uint32_t stream, uint32_t lane) {
-        Track t;
-        t.kind = kind;
-        t.group = group;
+    static Track gpu_track(TrackKind kind, uint32_t group, uint32_t stream, uint32_t lane) {
+        std::string name = kind == TrackKind::GraphLaunches ? "graph launches (stream " + std::to_string(stream) + ")"
+                           : kind == TrackKind::ContextSync ? std::string("context sync")
+                                                            : "stream " + std::to_string(stream);
+        Track t = row_track(kind, group, lane, name + overlap_suffix(lane));
         t.stream = stream;
-        t.lane = lane;
-        t.name = kind == TrackKind::GraphLaunches ? "graph launches (stream " + std::to_string(stream) + ")"
-                 : kind == TrackKind::ContextSync ? std::string("context sync")
-                                                  : "stream " + std::to_string(stream);
-        t.name += overlap_suffix(lane);
-        return add_track(std::move(t));
+        return t;
     }
 
     void gpu_slice(const ProcessTrace& p, const GpuItem& g, uint32_t track, uint64_t flow_base, ProcessNames& names) {
