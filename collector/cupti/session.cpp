@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <new>
 
 #include "core/process_info.h"
@@ -12,6 +13,7 @@
 #include "cupti/buffers.h"
 #include "cupti/probes.h"
 #include "cupti/translate.h"
+#include "gprof/trace/runtime_driver_calls.h"
 
 namespace gprof::collector::cupti {
 namespace {
@@ -126,20 +128,21 @@ const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level) {
 }
 
 const std::vector<CUpti_CallbackId>& runtime_internal_driver_calls() {
-    // The CUDA runtime calls these around the program's own runtime calls, not the program: on an H100 (CUDA
-    // 13.0) one cuKernelGetName before every cudaLaunchKernel (7218 in 300 PyTorch steps), cuLibraryLoadData +
-    // cuLibraryGetKernel when a kernel's module is loaded lazily, cuGetProcAddress_v2 when the runtime (or
-    // cudaGetDriverEntryPoint) resolves driver entry points, cuModuleGetLoadingMode at initialisation. They are
-    // handle and name lookups a program has no reason to make in a loop. Launches, copies, allocations and module
-    // loads a program makes itself through the driver (Triton, JAX, CuPy: cuLaunchKernel, cuModuleLoadData, ...)
-    // are not here and stay recorded. Keep docs/cupti.md in step.
-    static const std::vector<CUpti_CallbackId> cbids = {
-        CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,        CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,
-        CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,     CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
-        CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,      CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
-        CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,    CUPTI_DRIVER_TRACE_CBID_cuModuleGetLoadingMode,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice,
-    };
+    // The one list lives in formats/ (gprof/trace/runtime_driver_calls.h, which says why each call is there): the
+    // reports hide the same calls in traces that still hold them.
+    static_assert(trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuKernelGetName) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuFuncGetName) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuModuleGetLoadingMode) &&
+                  trace::is_runtime_internal_driver_cbid(CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice) &&
+                  std::size(trace::kRuntimeInternalDriverCbids) == 9,
+                  "gprof/trace/runtime_driver_calls.h and CUPTI's callback ids disagree");
+    static const std::vector<CUpti_CallbackId> cbids(std::begin(trace::kRuntimeInternalDriverCbids),
+                                                     std::end(trace::kRuntimeInternalDriverCbids));
     return cbids;
 }
 

@@ -204,19 +204,18 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
         }
         case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
             auto* m = reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record);
-            Memory r;
+            MemoryPool r;
             r.timestamp = ts(m->timestamp);
             r.address = m->address;
             r.device = m->deviceId;
             r.correlation = m->correlationId;
-            r.op = static_cast<MemoryOp>(0x80 | (static_cast<uint32_t>(m->memoryPoolOperationType) & 0x7F));
+            r.op = narrow_enum<MemoryPoolOp>(static_cast<uint32_t>(m->memoryPoolOperationType));
             r.pool_type = narrow_enum<MemoryPoolType>(static_cast<uint32_t>(m->memoryPoolType));
-            r.pool_address = m->address;
-            r.pool_size = m->size;
-            r.pool_used = m->utilizedSize;
-            r.pool_release_threshold = m->releaseThreshold;
-            r.pool_min_bytes_to_keep = m->minBytesToKeep;
-            r.pool_managed = m->isManagedPool;
+            r.size = m->size;
+            r.used = m->utilizedSize;
+            r.release_threshold = m->releaseThreshold;
+            r.min_bytes_to_keep = m->minBytesToKeep;
+            r.managed = m->isManagedPool;
             w.add(r);
             return true;
         }

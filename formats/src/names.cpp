@@ -127,10 +127,17 @@ std::string_view memory_op_name(MemoryOp op) {
     switch (op) {
         case MemoryOp::Allocation: return "allocation";
         case MemoryOp::Release: return "release";
-        case MemoryOp::PoolCreated: return "pool_created";
-        case MemoryOp::PoolDestroyed: return "pool_destroyed";
-        case MemoryOp::PoolTrimmed: return "pool_trimmed";
         case MemoryOp::Unknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view memory_pool_op_name(MemoryPoolOp op) {
+    switch (op) {
+        case MemoryPoolOp::Created: return "created";
+        case MemoryPoolOp::Destroyed: return "destroyed";
+        case MemoryPoolOp::Trimmed: return "trimmed";
+        case MemoryPoolOp::Unknown: break;
     }
     return "unknown";
 }

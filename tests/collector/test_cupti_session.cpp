@@ -335,32 +335,35 @@ TEST_CASE("session: memory records keep device, pinned, managed and pool memory 
     SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, 1, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
                                   0x2000000, 8 * MiB, 0);
     std::vector<trace::Memory> mem;
-    for (const auto& r : f.finish())
+    std::vector<trace::MemoryPool> pools;
+    for (const auto& r : f.finish()) {
         if (r.kind == trace::RecordKind::Memory) mem.push_back(r.memory);
+        if (r.kind == trace::RecordKind::MemoryPool) pools.push_back(r.memory_pool);
+    }
     using trace::MemoryKind;
     using trace::MemoryOp;
     using trace::MemoryPoolType;
-    REQUIRE(mem.size() == 8);  // 7 operations + the pool's creation
+    REQUIRE(mem.size() == 6);
     CHECK((mem[0].op == MemoryOp::Allocation && mem[0].memory_kind == MemoryKind::Device));
     CHECK(mem[0].correlation == malloc_corr);
     CHECK((mem[0].pool_type == MemoryPoolType::None && mem[0].async == 0));
     CHECK((mem[1].op == MemoryOp::Allocation && mem[1].memory_kind == MemoryKind::Pinned && mem[1].bytes == 8 * MiB));
     CHECK((mem[2].op == MemoryOp::Allocation && mem[2].memory_kind == MemoryKind::Managed));
-    // cudaMallocAsync: the pool appears, then the allocation carved out of it.
-    CHECK(mem[3].op == MemoryOp::PoolCreated);
-    CHECK(mem[3].bytes == 0);
-    CHECK(mem[3].correlation == async_corr);
-    CHECK((mem[4].op == MemoryOp::Allocation && mem[4].memory_kind == MemoryKind::Device && mem[4].async == 1));
-    CHECK(mem[4].pool_type == MemoryPoolType::Local);
-    CHECK(mem[4].pool_size == 64 * MiB);
-    CHECK(mem[4].pool_used == 40 * MiB);
-    CHECK(mem[4].pool_address == mem[3].pool_address);
-    CHECK((mem[5].op == MemoryOp::Release && mem[5].pool_used == 0 && mem[5].pool_size == 64 * MiB));
+    // cudaMallocAsync: the pool appears (a MemoryPool record), then the allocation carved out of it.
+    REQUIRE(pools.size() == 2);
+    CHECK(pools[0].op == trace::MemoryPoolOp::Created);
+    CHECK(pools[0].correlation == async_corr);
+    CHECK((mem[3].op == MemoryOp::Allocation && mem[3].memory_kind == MemoryKind::Device && mem[3].async == 1));
+    CHECK(mem[3].pool_type == MemoryPoolType::Local);
+    CHECK(mem[3].pool_size == 64 * MiB);
+    CHECK(mem[3].pool_used == 40 * MiB);
+    CHECK(mem[3].pool_address == pools[0].address);
+    CHECK((mem[4].op == MemoryOp::Release && mem[4].pool_used == 0 && mem[4].pool_size == 64 * MiB));
     // The trim gives the pool's reservation back: only visible in the MEMORY_POOL record.
-    CHECK(mem[6].op == MemoryOp::PoolTrimmed);
-    CHECK(mem[6].correlation == trim_corr);
-    CHECK(mem[6].pool_size == 0);
-    CHECK((mem[7].op == MemoryOp::Release && mem[7].memory_kind == MemoryKind::Pinned));
+    CHECK(pools[1].op == trace::MemoryPoolOp::Trimmed);
+    CHECK(pools[1].correlation == trim_corr);
+    CHECK(pools[1].size == 0);
+    CHECK((mem[5].op == MemoryOp::Release && mem[5].memory_kind == MemoryKind::Pinned));
 }
 
 TEST_CASE("session: cudaDeviceReset flushes", "[cupti][session]") {

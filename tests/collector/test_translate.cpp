@@ -461,19 +461,18 @@ TEST_CASE("every enabled activity kind translates field by field", "[translate]"
     CHECK(recs[13].graph_launch.context == 2);
     CHECK(recs[13].graph_launch.stream == 18);
 
-    REQUIRE(recs[14].kind == trace::RecordKind::Memory);  // MEMORY_POOL: a pool operation, not an allocation
-    const auto& trim = recs[14].memory;
-    CHECK(trim.op == trace::MemoryOp::PoolTrimmed);
-    CHECK(trim.bytes == 0);
+    REQUIRE(recs[14].kind == trace::RecordKind::MemoryPool);  // MEMORY_POOL: a pool operation, not an allocation
+    const auto& trim = recs[14].memory_pool;
+    CHECK(trim.op == trace::MemoryPoolOp::Trimmed);
     CHECK(trim.timestamp == 12500);
     CHECK(trim.correlation == 15);
     CHECK(trim.device == 1);
     CHECK(trim.pool_type == trace::MemoryPoolType::Local);
-    CHECK(trim.pool_address == 0x7e0000000000ull);
-    CHECK(trim.pool_size == (256ull << 20));
-    CHECK(trim.pool_used == 0);
-    CHECK(trim.pool_min_bytes_to_keep == (1ull << 20));
-    CHECK(trim.pool_release_threshold == (64ull << 20));
+    CHECK(trim.address == 0x7e0000000000ull);
+    CHECK(trim.size == (256ull << 20));
+    CHECK(trim.used == 0);
+    CHECK(trim.min_bytes_to_keep == (1ull << 20));
+    CHECK(trim.release_threshold == (64ull << 20));
 }
 
 TEST_CASE("device records carry name, compute capability, memory and UUID", "[translate]") {

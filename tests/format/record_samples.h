@@ -42,8 +42,7 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     Memory me; me.timestamp = base + 5; me.address = 0x7F12'3456'7000ull; me.bytes = 1 << 20; me.device = 1; me.context = 3;
     me.stream = 7; me.correlation = 81; me.op = MemoryOp::Release; me.memory_kind = MemoryKind::Device; me.async = 1;
     me.pool_type = MemoryPoolType::Local; me.pool_address = 0x7F12'0000'0000ull; me.pool_size = 1ull << 31;
-    me.pool_used = 3ull << 20; me.pool_release_threshold = ~0ull; me.pool_min_bytes_to_keep = 1 << 21;
-    me.pool_managed = 1; w.add(me);
+    me.pool_used = 3ull << 20; me.pool_release_threshold = ~0ull; w.add(me);
     Overhead ov; ov.start = base + 1; ov.end = base + 2; ov.overhead_kind = 1u << 16; ov.object_kind = 1; ov.object_id = 99;
     w.add(ov);
     Dropped dr; dr.timestamp = base + 3; dr.count = 17; dr.context = 3; dr.stream = 7; dr.source = DropSource::CuptiBuffer;
@@ -59,9 +58,12 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     ExternalCorrelation ec; ec.external_id = 1ull << 50; ec.correlation = 91; ec.external_kind = 2; w.add(ec);
     Status st; st.timestamp = base + 7; st.code = 999; st.message = w.intern("CUPTI unavailable: no driver");
     st.component = Component::Cupti; st.level = StatusLevel::Warning; w.add(st);
+    MemoryPool mp; mp.timestamp = base + 6; mp.address = 0x7F12'0000'0000ull; mp.device = 1; mp.correlation = 82;
+    mp.op = MemoryPoolOp::Trimmed; mp.pool_type = MemoryPoolType::Local; mp.size = 1ull << 30; mp.used = 3ull << 20;
+    mp.release_threshold = ~0ull; mp.min_bytes_to_keep = 1 << 21; mp.managed = 1; w.add(mp);
 }
 
-inline constexpr size_t kEveryKindCount = 18;  // data records add_every_kind writes (strings aside)
+inline constexpr size_t kEveryKindCount = 19;  // data records add_every_kind writes (strings aside)
 
 // Every field of a record, printed. Written out by hand (not through the codec) so a field the codec forgets
 // shows up as a difference.
@@ -106,8 +108,11 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
             o << m.timestamp << "," << m.address << "," << m.bytes << "," << m.device << "," << m.context << ","
               << m.stream << "," << m.correlation << "," << int(m.op) << "," << int(m.memory_kind) << ","
               << int(m.async) << "," << int(m.pool_type) << "," << m.pool_address << "," << m.pool_size << ","
-              << m.pool_used << "," << m.pool_release_threshold << "," << m.pool_min_bytes_to_keep << ","
-              << int(m.pool_managed); break; }
+              << m.pool_used << "," << m.pool_release_threshold; break; }
+        case RecordKind::MemoryPool: { const auto& m = r.memory_pool;
+            o << m.timestamp << "," << m.address << "," << m.device << "," << m.correlation << "," << int(m.op) << ","
+              << int(m.pool_type) << "," << m.size << "," << m.used << "," << m.release_threshold << ","
+              << m.min_bytes_to_keep << "," << int(m.managed); break; }
         case RecordKind::Overhead: { const auto& v = r.overhead;
             o << v.start << "," << v.end << "," << v.overhead_kind << "," << v.object_kind << "," << v.object_id; break; }
         case RecordKind::Dropped: { const auto& d = r.dropped;

@@ -106,7 +106,13 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(me["pool_type"] == "local");
     CHECK(me["pool_size"] == (1ull << 31));
     CHECK(me["pool_used"] == (3ull << 20));
-    CHECK(me["pool_min_bytes_to_keep"] == (1u << 21));
+    const json& mp = by_kind["memory_pool"];
+    CHECK(mp["op"] == "trimmed");
+    CHECK(mp["pool_type"] == "local");
+    CHECK(mp["size"] == (1ull << 30));
+    CHECK(mp["min_bytes_to_keep"] == (1u << 21));
+    CHECK(mp["managed"] == 1);
+    CHECK(mp["correlation"] == 82);
 
     CHECK(by_kind["overhead"]["overhead_kind"] == (1u << 16));
     CHECK(by_kind["overhead"]["object_id"] == 99);

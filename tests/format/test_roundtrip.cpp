@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -31,7 +32,7 @@ std::vector<std::string> expected_every_kind() {
         "10:" + t(40000) + "," + t(90000) + ",3,4294967295,4,80,4",
         "11:" + t(10) + ",0,12345,12346,forward,my.domain,4278255360,3,layers,4614256656552045848,2,1,3",
         "12:" + t(5) + "," + std::to_string(0x7F12'3456'7000ull) + ",1048576,1,3,7,81,2,3,1,1," +
-            std::to_string(0x7F12'0000'0000ull) + ",2147483648,3145728,18446744073709551615,2097152,1",
+            std::to_string(0x7F12'0000'0000ull) + ",2147483648,3145728,18446744073709551615",
         "13:" + t(1) + "," + t(2) + ",65536,1,99",
         "14:" + t(3) + ",17,3,7,0",
         "15:0,1,1",
@@ -40,6 +41,8 @@ std::vector<std::string> expected_every_kind() {
         "18:" + t(50000) + "," + t(60000) + ",1,3,7,90,5",
         "19:1125899906842624,91,2",
         "20:" + t(7) + ",999,CUPTI unavailable: no driver,1,1",
+        "22:" + t(6) + "," + std::to_string(0x7F12'0000'0000ull) +
+            ",1,82,3,1,1073741824,3145728,18446744073709551615,2097152,1",
     };
 }
 
@@ -197,8 +200,13 @@ TEST_CASE("format 1.1 encodes exactly as it always did: every kind writes the st
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    std::string golden = read_bytes(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof");
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof";
     std::string now = read_bytes(path);
+    // Format 1.1 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.2 gets a golden file of its own).
+    if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
+        std::ofstream(golden_path, std::ios::binary) << now;
+    std::string golden = read_bytes(golden_path);
     REQUIRE(golden.size() > 800);
     CHECK(now.size() == golden.size());
     size_t first_difference = 0;
@@ -215,9 +223,10 @@ TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appe
     CHECK(reader.header().version_minor == 0);
     CHECK(reader.warnings().empty());
     auto expected = expected_every_kind();
-    // What 1.0 wrote of the Memory record: its first nine fields; the 1.1 ones read as zero.
+    // What 1.0 wrote of the Memory record: its first nine fields; the 1.1 ones read as zero. 1.0 had no MemoryPool.
     for (auto& line : expected)
-        if (line.rfind("12:", 0) == 0) line = line.substr(0, line.find(",2,3,") + 4) + ",0,0,0,0,0,0,0,0";
+        if (line.rfind("12:", 0) == 0) line = line.substr(0, line.find(",2,3,") + 4) + ",0,0,0,0,0,0";
+    std::erase_if(expected, [](const std::string& line) { return line.rfind("22:", 0) == 0; });
     auto got = describe_all(reader);
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);

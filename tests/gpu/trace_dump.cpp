@@ -58,6 +58,7 @@ json shown(StatusLevel v) { return status_level_name(v); }
 json shown(ApiDomain v) { return api_domain_name(v); }
 json shown(MemoryOp v) { return memory_op_name(v); }
 json shown(MemoryPoolType v) { return memory_pool_type_name(v); }
+json shown(MemoryPoolOp v) { return memory_pool_op_name(v); }
 json shown(TraceClock v) { return trace_clock_name(v); }
 template <class T> json shown(T v) {
     if constexpr (std::is_enum_v<T>) return static_cast<std::underlying_type_t<T>>(v);  // no name defined yet

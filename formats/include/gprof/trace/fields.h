@@ -77,8 +77,12 @@ template <class V> constexpr void describe(V& v, Memory& r) {
     GPROF_FIELD(u, memory_kind);
     // 1.1
     GPROF_FIELD(u, async); GPROF_FIELD(u, pool_type); GPROF_FIELD(u, pool_address); GPROF_FIELD(u, pool_size);
-    GPROF_FIELD(u, pool_used); GPROF_FIELD(u, pool_release_threshold); GPROF_FIELD(u, pool_min_bytes_to_keep);
-    GPROF_FIELD(u, pool_managed);
+    GPROF_FIELD(u, pool_used); GPROF_FIELD(u, pool_release_threshold);
+}
+template <class V> constexpr void describe(V& v, MemoryPool& r) {
+    GPROF_FIELD(time, timestamp); GPROF_FIELD(u, address); GPROF_FIELD(u, device); GPROF_FIELD(corr, correlation);
+    GPROF_FIELD(u, op); GPROF_FIELD(u, pool_type); GPROF_FIELD(u, size); GPROF_FIELD(u, used);
+    GPROF_FIELD(u, release_threshold); GPROF_FIELD(u, min_bytes_to_keep); GPROF_FIELD(u, managed);
 }
 template <class V> constexpr void describe(V& v, Overhead& r) {
     GPROF_FIELD(time, start); GPROF_FIELD(end, end, r.start); GPROF_FIELD(u, overhead_kind);

@@ -21,7 +21,8 @@ std::string_view component_name(Component component);
 std::string_view status_level_name(StatusLevel level);
 std::string_view api_domain_name(ApiDomain domain);         // "runtime", "driver"
 std::string_view capture_action_name(CaptureAction action); // "start", "stop"
-std::string_view memory_op_name(MemoryOp op);               // "allocation", "release", "pool_created", ...
+std::string_view memory_op_name(MemoryOp op);               // "allocation", "release"
+std::string_view memory_pool_op_name(MemoryPoolOp op);      // "created", "destroyed", "trimmed"
 std::string_view memory_pool_type_name(MemoryPoolType type);  // "none", "local", "imported"
 std::string_view nvtx_payload_name(NvtxPayload payload);    // "none", "u64", "i64", "double", ...
 std::string_view trace_clock_name(TraceClock clock);        // "realtime", "monotonic"

@@ -14,8 +14,8 @@ namespace gprof::trace {
 
 // Format version. A reader accepts any minor of its own major (fields and record kinds are only ever appended,
 // and every record carries its length so unknown ones are skipped); a newer major is refused with both numbers.
-// 1.1: Memory records gained async and the memory pool fields (pool_*), and MemoryOp the pool operations
-//      (CUPTI_ACTIVITY_KIND_MEMORY_POOL); feature bit kFeatureNestedDriverCalls.
+// 1.1: Memory records gained async and the memory pool fields (pool_*); the MemoryPool kind (22: a cudaMallocAsync
+//      pool created, destroyed or trimmed, CUPTI_ACTIVITY_KIND_MEMORY_POOL); feature bit kFeatureNestedDriverCalls.
 inline constexpr uint16_t kFormatMajor = 1;
 inline constexpr uint16_t kFormatMinor = 1;
 
@@ -63,7 +63,8 @@ using StringId = uint32_t;
     X(GraphLaunch, 18, graph_launch, "graph_launch")                                                             \
     X(ExternalCorrelation, 19, external_correlation, "external_correlation")                                     \
     X(Status, 20, status, "status")                                /* a component's state ("CUPTI unavailable") */ \
-    X(End, 21, end, "end")                                         /* clean end of trace; absent when it died */
+    X(End, 21, end, "end")                                         /* clean end of trace; absent when it died */ \
+    X(MemoryPool, 22, memory_pool, "memory_pool")                  /* a cudaMallocAsync pool's operation */
 
 enum class RecordKind : uint8_t {
     Header = 1,  // always the first record of a file
@@ -226,23 +227,19 @@ struct Sync {
     SyncType type = SyncType::Unknown;
 };
 
-// Allocation and Release: values of CUpti_ActivityMemoryOperationType (CUPTI_ACTIVITY_KIND_MEMORY2). The pool
-// operations are 0x80 + CUpti_ActivityMemoryPoolOperationType (CUPTI_ACTIVITY_KIND_MEMORY_POOL: a
-// cudaMallocAsync pool created, destroyed or trimmed); their records are not allocations (bytes = 0).
-enum class MemoryOp : uint8_t {
-    Unknown = 0, Allocation = 1, Release = 2, PoolCreated = 0x81, PoolDestroyed = 0x82, PoolTrimmed = 0x83,
-};
+// Values of CUpti_ActivityMemoryOperationType (CUPTI_ACTIVITY_KIND_MEMORY2).
+enum class MemoryOp : uint8_t { Unknown = 0, Allocation = 1, Release = 2 };
 
 // Values of CUpti_ActivityMemoryPoolType.
 enum class MemoryPoolType : uint8_t { None = 0, Local = 1, Imported = 2 };
 
-// One memory operation (CUPTI_ACTIVITY_KIND_MEMORY2), or one operation on a memory pool (MEMORY_POOL, see
-// MemoryOp). Account by memory_kind: device, pinned host and managed memory are different budgets, and a
-// cudaMallocAsync allocation (pool_type != None) is carved out of its pool's reservation (pool_size).
+// One allocation or release (CUPTI_ACTIVITY_KIND_MEMORY2). Account by memory_kind: device, pinned host and managed
+// memory are different budgets, and a cudaMallocAsync allocation (pool_type != None) is carved out of its pool's
+// reservation (pool_size).
 struct Memory {
     Timestamp timestamp = 0;
-    uint64_t address = 0;         // the allocation's; for a pool operation, the pool's
-    uint64_t bytes = 0;           // the allocation's size; 0 for a pool operation
+    uint64_t address = 0;
+    uint64_t bytes = 0;
     uint32_t device = 0;
     uint32_t context = 0;
     uint32_t stream = 0;
@@ -256,8 +253,26 @@ struct Memory {
     uint64_t pool_size = 0;                   // bytes the pool holds from the device after this operation
     uint64_t pool_used = 0;                   // bytes of the pool handed out to the program
     uint64_t pool_release_threshold = 0;      // cudaMemPoolAttrReleaseThreshold of a local pool
-    uint64_t pool_min_bytes_to_keep = 0;      // PoolTrimmed: the minBytesToKeep of cudaMemPoolTrimTo
-    uint8_t pool_managed = 0;                 // MEMORY_POOL's isManagedPool (a pool operation only)
+};
+
+// Values of CUpti_ActivityMemoryPoolOperationType.
+enum class MemoryPoolOp : uint8_t { Unknown = 0, Created = 1, Destroyed = 2, Trimmed = 3 };
+
+// An operation on a cudaMallocAsync memory pool (CUPTI_ACTIVITY_KIND_MEMORY_POOL, format 1.1). Not an allocation:
+// the pool's reservation from the device changes (size), while the program's allocations out of it are Memory
+// records naming the pool by pool_address.
+struct MemoryPool {
+    Timestamp timestamp = 0;
+    uint64_t address = 0;            // the pool's base address (Memory::pool_address of its allocations)
+    uint32_t device = 0;
+    uint32_t correlation = 0;        // the API call that caused it (cudaMallocAsync, cudaMemPoolTrimTo, ...)
+    MemoryPoolOp op = MemoryPoolOp::Unknown;
+    MemoryPoolType pool_type = MemoryPoolType::None;
+    uint64_t size = 0;               // bytes the pool holds from the device after the operation
+    uint64_t used = 0;               // bytes of it handed out to the program
+    uint64_t release_threshold = 0;  // cudaMemPoolAttrReleaseThreshold
+    uint64_t min_bytes_to_keep = 0;  // Trimmed: cudaMemPoolTrimTo's minBytesToKeep
+    uint8_t managed = 0;             // a managed-memory pool (CUPTI's isManagedPool)
 };
 
 struct GraphLaunch {
