@@ -27,8 +27,8 @@ struct DeviceKey {
     auto operator<=>(const DeviceKey&) const = default;
 };
 
-// Per device (host, id): the union of kernel, memcpy and memset intervals on the run axis. PtoP copies count on
-// their source device.
+// Per device (host, id): the union of kernel, memcpy and memset intervals on the run axis, and of the graph launches
+// that stand for their nodes (ProcessTrace::graph_launch_is_gpu_work). PtoP copies count on their source device.
 std::map<DeviceKey, std::vector<Interval>> gpu_busy_by_device(const Run& run);
 
 // The capture window on the run axis: earliest to latest timed record of any process; {0,0} when none.
@@ -48,6 +48,7 @@ struct DeviceUtilisation {
     int64_t window_ns = 0;
     int64_t busy_ns = 0;     // union of GPU ops
     int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // naive sums per kind (may exceed busy_ns)
+    int64_t graph_ns = 0;    // graph launches traced as a whole (their nodes are not in kernel_ns ...)
     double busy_pct = 0;
     size_t streams = 0;
 };

@@ -20,6 +20,7 @@ struct AnalyzeArgs {
     std::string step_range;
     double batch_size = 0;
     size_t gaps = 5;
+    bool nested_driver_calls = false;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
@@ -34,7 +35,9 @@ int run_analyze(const AnalyzeArgs& args) {
     std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
     Run run;
     try {
-        run = load_run(inputs);
+        LoadOptions lo;
+        lo.filter.nested_driver_calls = args.nested_driver_calls;
+        run = load_run(inputs, lo);
     } catch (const std::exception& e) {
         std::cerr << "gprof-report analyze: " << e.what() << "\n";
         return 2;
@@ -86,6 +89,7 @@ void register_analyze_command(CLI::App& app, int* exit_code) {
                     "iteration, ProfileStep, ProfilerStep, train_step");
     cmd->add_option("--batch-size", args->batch_size, "Items per step: report throughput (IPS)");
     cmd->add_option("--gaps", args->gaps, "How many of the largest GPU idle gaps to list")->capture_default_str();
+    cmd->add_flag(kNestedDriverCallsFlag, args->nested_driver_calls, kNestedDriverCallsHelp);
     cmd->callback([args, exit_code] { *exit_code = run_analyze(*args); });
 }
 

@@ -51,7 +51,7 @@ void render_analysis_table(const AnalysisResult& a, std::ostream& out) {
     for (const auto& d : a.devices) {
         out << "  " << device_label(d.key, d.name) << ": busy " << pct(d.busy_pct) << " (" << t(d.busy_ns)
             << "; kernels " << t(d.kernel_ns) << ", memcpy " << t(d.memcpy_ns) << ", memset " << t(d.memset_ns)
-            << "; " << d.streams << " stream" << (d.streams == 1 ? "" : "s") << ")\n";
+            << (d.graph_ns ? ", graphs " + t(d.graph_ns) : std::string()) << "; " << d.streams << " stream" << (d.streams == 1 ? "" : "s") << ")\n";
     }
     if (a.devices.empty()) out << "  (no GPU operations recorded)\n";
     const VerdictEvidence& e = a.evidence;
@@ -165,7 +165,7 @@ nlohmann::json analysis_to_json(const AnalysisResult& a) {
         j["devices"].push_back({{"host", d.key.host}, {"device", d.key.device}, {"name", d.name},
                                 {"window_ns", d.window_ns}, {"busy_ns", d.busy_ns}, {"busy_pct", d.busy_pct},
                                 {"kernel_ns", d.kernel_ns}, {"memcpy_ns", d.memcpy_ns}, {"memset_ns", d.memset_ns},
-                                {"streams", d.streams}});
+                                {"graph_ns", d.graph_ns}, {"streams", d.streams}});
     j["gaps"] = json::array();
     for (const auto& g : a.gaps) {
         json threads = json::array();

@@ -126,6 +126,8 @@ Context build_context(const Run& run) {
         for (const auto& k : proc.kernels) note_device(k.device);
         for (const auto& m : proc.memcpys) note_device(m.device);
         for (const auto& m : proc.memsets) note_device(m.device);
+        for (size_t i = 0; i < proc.graph_launches.size(); ++i)
+            if (proc.graph_launch_is_gpu_work(i)) note_device(proc.graph_launches[i].device);
         for (uint32_t dev : devices) c.device_processes[{proc.header.hostname, dev}].insert(p);
         HostThread* h = nullptr;
         uint64_t h_tid = 0;
@@ -239,6 +241,10 @@ std::vector<DeviceUtilisation> utilisation(const Context& c) {
         for (const auto& k : proc.kernels) add(k.device, k.stream, k.start, k.end, &DeviceUtilisation::kernel_ns, ls, lsi);
         for (const auto& m : proc.memcpys) add(m.device, m.stream, m.start, m.end, &DeviceUtilisation::memcpy_ns, ls, lsi);
         for (const auto& m : proc.memsets) add(m.device, m.stream, m.start, m.end, &DeviceUtilisation::memset_ns, ls, lsi);
+        for (size_t i = 0; i < proc.graph_launches.size(); ++i) {
+            const auto& g = proc.graph_launches[i];
+            if (proc.graph_launch_is_gpu_work(i)) add(g.device, g.stream, g.start, g.end, &DeviceUtilisation::graph_ns, ls, lsi);
+        }
     }
     for (size_t i = 0; i < out.size(); ++i) out[i].streams = streams[i].size();
     return out;
@@ -878,6 +884,12 @@ std::map<DeviceKey, std::vector<Interval>> gpu_busy_by_device(const Run& run) {
         mark_runs();
         cur = nullptr;
         for (const auto& m : proc.memsets) add(m.device, m.start, m.end);
+        mark_runs();
+        // Graph launches traced as a whole (graph-level tracing): the launch's interval is its nodes' work.
+        cur = nullptr;
+        for (size_t i = 0; i < proc.graph_launches.size(); ++i)
+            if (proc.graph_launch_is_gpu_work(i))
+                add(proc.graph_launches[i].device, proc.graph_launches[i].start, proc.graph_launches[i].end);
         mark_runs();
     }
     // Each run is usually in time order already: merging sorted runs is linear, and interval_union then finds its

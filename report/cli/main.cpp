@@ -31,8 +31,10 @@ struct FilterArgs {
     std::vector<uint32_t> devices;
     std::string time_range;
     std::string kernel_filter;
+    bool nested_driver_calls = false;
 
     void add_to(CLI::App* app) {
+        app->add_flag(kNestedDriverCallsFlag, nested_driver_calls, kNestedDriverCallsHelp);
         app->add_option("--process", pids, "Only these processes (PID; repeatable)");
         app->add_option("--device", devices, "Only GPU work of these devices (repeatable)");
         app->add_option("--time-range", time_range,
@@ -44,6 +46,7 @@ struct FilterArgs {
         Filter f;
         f.pids = pids;
         f.devices = devices;
+        f.nested_driver_calls = nested_driver_calls;
         if (!time_range.empty()) parse_time_range(time_range, f);
         if (!kernel_filter.empty()) {
             try {
@@ -81,6 +84,9 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", output, "Write to FILE instead of standard output");
     app.add_option("--timeunit", timeunit, "Time unit of table/csv/markdown time columns (json is always ns)")
         ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+    size_t rows = 0;
+    app.add_option("--rows", rows, "summary: rows per section of the console table, like gprof-run's brief summary "
+                                   "(default: all)");
     bool ignore_damage = false;
     app.add_flag("--ignore-damage", ignore_damage,
                  "Exit 0 even when a trace is cut, corrupt or unreadable (the report shows what was intact)");
@@ -168,6 +174,7 @@ int main(int argc, char** argv) {
         ro.time_unit = parse_time_unit(timeunit);
         ro.filter = filters.build();
         ro.ignore_damage = ignore_damage;
+        ro.brief_rows = rows;
         auto traces = expand_inputs(inputs);
         if (output.empty()) return run_reports(traces, ro, std::cout, std::cerr);
         std::ofstream f(output, std::ios::binary | std::ios::trunc);

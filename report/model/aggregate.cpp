@@ -10,6 +10,7 @@
 #include <new>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gprof/trace/names.h"
 #include "model/stats.h"
@@ -226,6 +227,8 @@ size_t Aggregate::damaged_traces() const {
 
 std::string memop_row_name(MemcpyKind kind) { return "[CUDA memcpy " + std::string(memcpy_kind_name(kind)) + "]"; }
 
+std::string graph_row_name(uint32_t graph_id) { return "[CUDA graph " + std::to_string(graph_id) + "]"; }
+
 std::string memop_nsys_name(MemcpyKind kind) {
     switch (kind) {
         case MemcpyKind::HtoD: return "[CUDA memcpy Host-to-Device]";
@@ -271,6 +274,10 @@ public:
             gpus_.reserve(static_cast<size_t>(ctx.reader->stats().file_bytes / 24));
         }
         ranges_.clear();
+        graph_launches_.clear();
+        graph_node_corrs_.clear();
+        memory_.clear();
+        memory_pools_.clear();
         ProcessInfo p;
         p.path = ctx.reader->path();
         p.header = ctx.reader->header();
@@ -289,12 +296,14 @@ public:
                 break;
             }
             case RecordKind::Kernel: {
+                if (r.kernel.graph_id) graph_node_corrs_.insert(r.kernel.correlation);
                 uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
                 push_duration(k, r.kernel.start, r.kernel.end);
                 if (opt_.nvtx_detail) push_gpu(r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end));
                 break;
             }
             case RecordKind::Memcpy: {
+                if (r.memcpy.graph_id) graph_node_corrs_.insert(r.memcpy.correlation);
                 auto idx = static_cast<uint8_t>(r.memcpy.copy_kind);
                 if (idx > 15) idx = 0;
                 uint32_t& slot = memcpy_key_[idx];
@@ -306,6 +315,7 @@ public:
                 break;
             }
             case RecordKind::Memset: {
+                if (r.memset.graph_id) graph_node_corrs_.insert(r.memset.correlation);
                 if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
                 push_duration(memset_key_, r.memset.start, r.memset.end);
                 values_[memset_key_ - 1].bytes.push(r.memset.bytes);
@@ -317,8 +327,19 @@ public:
                 widen(r.nvtx.start, r.nvtx.end);
                 break;
             case RecordKind::Sync: widen(r.sync.start, r.sync.end); break;
-            case RecordKind::GraphLaunch: widen(r.graph_launch.start, r.graph_launch.end); break;
-            case RecordKind::Memory: widen(r.memory.timestamp, r.memory.timestamp); break;
+            case RecordKind::GraphLaunch:
+                // GPU work only without its nodes in the trace: decided when the whole trace is read (end()).
+                widen(r.graph_launch.start, r.graph_launch.end);
+                graph_launches_.push_back(r.graph_launch);
+                break;
+            case RecordKind::Memory:
+                widen(r.memory.timestamp, r.memory.timestamp);
+                memory_.push_back(r.memory);
+                break;
+            case RecordKind::MemoryPool:
+                widen(r.memory_pool.timestamp, r.memory_pool.timestamp);
+                memory_pools_.push_back(r.memory_pool);
+                break;
             case RecordKind::Device: {
                 DeviceInfo d;
                 d.pid = p.header.pid;
@@ -348,6 +369,10 @@ public:
 
     void end(const StreamContext& ctx) {
         ProcessInfo& p = out_.processes.back();
+        graph_work();
+        account_memory(p, ctx);
+        p.hidden_driver_calls = ctx.hidden_driver_calls;
+        out_.hidden_driver_calls += ctx.hidden_driver_calls;
         if (first_) {
             p.first_ns = ctx.to_run_ns(first_);
             p.last_ns = ctx.to_run_ns(last_);
@@ -368,6 +393,34 @@ public:
 
 private:
     static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
+
+    // Graph launches whose nodes are not in the trace are the GPU work: one row per graph ("[CUDA graph 5]").
+    void graph_work() {
+        for (const GraphLaunch& g : graph_launches_) {
+            if (g.correlation && graph_node_corrs_.count(g.correlation)) continue;
+            uint32_t& slot = graph_key_[g.graph_id];
+            if (!slot) {
+                std::string name = graph_row_name(g.graph_id);
+                slot = global_key(name, KeyCategory::Graph, name);
+            }
+            push_duration(slot, g.start, g.end);
+            if (opt_.nvtx_detail) push_gpu(g.correlation, slot, dur(g.start, g.end));
+        }
+        graph_launches_.clear();
+        graph_node_corrs_.clear();
+    }
+
+    void account_memory(ProcessInfo& p, const StreamContext& ctx) {
+        p.run_offset_ns = ctx.to_run_ns(0);
+        if (memory_.empty() && memory_pools_.empty()) return;
+        MemoryLedger ledger;
+        replay_memory(ledger, memory_, memory_pools_);
+        p.memory = ledger.budgets();
+        p.device_memory = ledger.device_peaks();
+        memory_.clear();
+        memory_.shrink_to_fit();
+        memory_pools_.clear();
+    }
 
     PodBuf<ApiLite>& thread_calls(uint64_t tid) {
         if (last_thread_ < apis_.size() && apis_[last_thread_].tid == tid) return apis_[last_thread_].calls;
@@ -583,6 +636,12 @@ private:
     PodBuf<GpuLite> gpus_;
     std::unordered_map<uint32_t, uint64_t> long_gpu_;      // index in gpus_ -> a duration of 2^32-1 ns or more
     std::vector<Nvtx> ranges_;
+    std::vector<GraphLaunch> graph_launches_;              // this trace's, until end() decides what they are
+    std::unordered_set<uint32_t> graph_node_corrs_;        // correlations of graph nodes (graph_id != 0)
+    std::unordered_map<uint32_t, uint32_t> graph_key_;     // graph id -> key (across traces: graph ids per process
+                                                           // coincide, and one row per id is what nsys shows)
+    std::vector<Memory> memory_;
+    std::vector<MemoryPool> memory_pools_;
     struct RangeWork {
         KeyedValues api, gpu;  // key id -> durations inside the range
     };

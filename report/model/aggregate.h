@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/memory.h"
 #include "model/model.h"
 
 namespace gprof::report {
@@ -22,14 +23,16 @@ struct Stats {
 };
 Stats compute_stats(std::vector<uint64_t>& values);  // reorders values (selection, not a full sort)
 
-enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx };
+// Graph: a graph launch that stands for its GPU work (ProcessTrace::graph_launch_is_gpu_work), one key per graph.
+enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx, Graph };
 
 // One row of a summary: a name in a category, with the statistics of every duration seen and (memory ops) of
 // every size. The values themselves are kept only while aggregate_run reads (compactly, outside this struct).
 struct KeyData {
-    std::string name;          // kernel (mangled) name, API name, "[CUDA memcpy HtoD]", "[CUDA memset]", range
+    std::string name;          // kernel (mangled) name, API name, "[CUDA memcpy HtoD]", "[CUDA memset]", range,
+                               // "[CUDA graph 5]"
     KeyCategory category = KeyCategory::Api;
-    std::string memop;         // memory ops: nsys operation name ("[CUDA memcpy Host-to-Device]")
+    std::string memop;         // memory ops: nsys operation name ("[CUDA memcpy Host-to-Device]"); graphs: the name
     std::string nvtx_style;    // NVTX: "PushPop" / "StartEnd"
     Stats time_stats, size_stats;  // filled by aggregate_run once every trace is read
     Stats time() const { return time_stats; }
@@ -53,6 +56,11 @@ struct ProcessInfo {
     trace::ReadStats read_stats;        // damage counters (truncated / corrupt bytes)
     std::vector<std::string> status_lines;  // "Cupti warning: CUPTI unavailable: ..." (level >= Warning first)
     std::vector<std::string> thread_names;  // "tid name"
+    uint64_t hidden_driver_calls = 0;       // the CUDA runtime's own driver calls left out (model.h, Filter)
+    // Memory (model/memory.h); its times are on the trace clock: add run_offset_ns for the run axis.
+    std::vector<BudgetUsage> memory;
+    std::vector<DeviceMemoryPeak> device_memory;
+    int64_t run_offset_ns = 0;
 };
 
 // NVTX block of the nvprof summary: a range with what happened inside it (on its thread).
@@ -75,6 +83,7 @@ struct Aggregate {
     std::vector<std::string> warnings;  // unreadable files, damage, dropped records
     int64_t first_ns = 0, last_ns = 0;  // run axis
     uint64_t records = 0, dropped = 0;
+    uint64_t hidden_driver_calls = 0;   // sum of ProcessInfo::hidden_driver_calls
     uint64_t unmatched_gpu_ops = 0;     // GPU ops without a launching API call in the trace
     size_t unreadable_traces = 0;       // files refused outright (not a trace, newer major version, ...)
     // Traces that were damaged (cut or corrupt bytes) or could not be read: reports still show what is intact.
@@ -95,5 +104,7 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
 std::string memop_row_name(trace::MemcpyKind kind);
 // nsys's operation name: "[CUDA memcpy Host-to-Device]", "[CUDA memset]".
 std::string memop_nsys_name(trace::MemcpyKind kind);
+// A graph launch's row: "[CUDA graph 5]".
+std::string graph_row_name(uint32_t graph_id);
 
 }  // namespace gprof::report

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "gprof/trace/names.h"
+#include "gprof/trace/runtime_driver_calls.h"
 
 namespace gprof::report {
 
@@ -73,6 +74,7 @@ private:
             case RecordKind::Memcpy: dev = r.memcpy.device; return true;
             case RecordKind::Memset: dev = r.memset.device; return true;
             case RecordKind::Memory: dev = r.memory.device; return true;
+            case RecordKind::MemoryPool: dev = r.memory_pool.device; return true;
             case RecordKind::GraphLaunch: dev = r.graph_launch.device; return true;
             default: return false;
         }
@@ -119,6 +121,7 @@ bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
         case RecordKind::Sync: start = r.sync.start; end = r.sync.end; return true;
         case RecordKind::Nvtx: start = r.nvtx.start; end = r.nvtx.end ? r.nvtx.end : r.nvtx.start; return true;
         case RecordKind::Memory: start = end = r.memory.timestamp; return true;
+        case RecordKind::MemoryPool: start = end = r.memory_pool.timestamp; return true;
         case RecordKind::Overhead: start = r.overhead.start; end = r.overhead.end; return true;
         case RecordKind::GraphLaunch: start = r.graph_launch.start; end = r.graph_launch.end; return true;
         default: return false;
@@ -170,6 +173,21 @@ void ProcessTrace::build_indexes() {
     std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), by_first);
     std::stable_sort(bt_by_corr_.begin(), bt_by_corr_.end(), by_first);
 
+    graph_launch_is_work_.assign(graph_launches.size(), true);
+    for (size_t i = 0; i < graph_launches.size(); ++i) {
+        uint32_t corr = graph_launches[i].correlation;
+        if (!corr) continue;
+        for (const GpuOpRef& op : gpu_ops_for_correlation(corr)) {
+            bool node = (op.kind == GpuOpKind::Kernel && kernels[op.index].graph_id) ||
+                        (op.kind == GpuOpKind::Memcpy && memcpys[op.index].graph_id) ||
+                        (op.kind == GpuOpKind::Memset && memsets[op.index].graph_id);
+            if (node) {
+                graph_launch_is_work_[i] = false;
+                break;
+            }
+        }
+    }
+
     first_ns = last_ns = 0;
     auto widen = [&](Timestamp s, Timestamp e) {
         if (s == 0) return;
@@ -184,6 +202,7 @@ void ProcessTrace::build_indexes() {
     for (const auto& r : syncs) widen(r.start, r.end);
     for (const auto& r : nvtx) widen(r.start, r.end);
     for (const auto& r : memory) widen(r.timestamp, r.timestamp);
+    for (const auto& r : memory_pools) widen(r.timestamp, r.timestamp);
     for (const auto& r : graph_launches) widen(r.start, r.end);
 }
 
@@ -288,9 +307,16 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
         Record rec;
         uint64_t seen = 0;
         fs::path trace_path = r->path();
+        const bool hide_runtime_driver_calls =
+            !filter.nested_driver_calls && !(r->header().features & kFeatureNestedDriverCalls);
         try {
             while (r->next(rec)) {
                 if (progress && (++seen & 0xFFFFF) == 0) progress(trace_path, seen, false);
+                if (hide_runtime_driver_calls && rec.kind == RecordKind::ApiCall &&
+                    is_runtime_internal_driver_call(rec.api)) {
+                    ++ctx.hidden_driver_calls;
+                    continue;
+                }
                 if (rf && !rf->keep(rec)) continue;
                 if (cb.record) cb.record(ctx, rec);
             }
@@ -323,6 +349,7 @@ struct StoreRecord {
     void operator()(const Sync& r) { p.syncs.push_back(r); }
     void operator()(const Nvtx& r) { p.nvtx.push_back(r); }
     void operator()(const Memory& r) { p.memory.push_back(r); }
+    void operator()(const MemoryPool& r) { p.memory_pools.push_back(r); }
     void operator()(const Overhead& r) { p.overheads.push_back(r); }
     void operator()(const Dropped& r) { p.dropped.push_back(r); }
     void operator()(const Capture& r) { p.captures.push_back(r); }
@@ -375,6 +402,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         p.read_stats = reader.stats();
         p.warnings = reader.warnings();
         if (reader.stats().records > total_before) p.filtered_out = reader.stats().records - total_before;
+        p.hidden_driver_calls = ctx.hidden_driver_calls;
         if (uint64_t d = p.dropped_total())
             p.warnings.push_back(std::to_string(d) + " records were dropped while recording (the collector counted "
                                  "them; totals under-count)");

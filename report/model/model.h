@@ -29,18 +29,31 @@ namespace gprof::report {
 
 // What --process / --device / --time-range / --kernel-filter select. An empty optional selects everything.
 // Time bounds are ns on the run axis (see ProcessTrace::to_run_ns); a record is kept when its interval overlaps
-// [time_begin, time_end). Device filters apply to GPU records (kernel, memcpy, memset, memory, graph launch);
-// the kernel regex applies to kernel names (searched, ECMAScript) and removes only kernels.
+// [time_begin, time_end). Device filters apply to GPU records (kernel, memcpy, memset, memory, memory pool, graph
+// launch); the kernel regex applies to kernel names (searched, ECMAScript) and removes only kernels.
+//
+// Independently of the selection, the driver calls the CUDA runtime makes itself (cuKernelGetName before every
+// launch, ...: gprof/trace/runtime_driver_calls.h) are left out, and counted, unless nested_driver_calls
+// (--cuda-nested-driver-calls) or the trace says they were kept on request (kFeatureNestedDriverCalls): reports
+// show what the program called. Traces of 1.1 collectors hold none by default; 1.0 traces hold them all.
 struct Filter {
     std::vector<int64_t> pids;
     std::vector<uint32_t> devices;
     std::optional<uint64_t> time_begin, time_end;
     std::string kernel_regex;
+    bool nested_driver_calls = false;
 
     bool empty() const {
         return pids.empty() && devices.empty() && !time_begin && !time_end && kernel_regex.empty();
     }
 };
+
+// gprof-report's switch for Filter::nested_driver_calls, spelled like gprof-run's (every subcommand that reads API
+// calls offers it).
+inline constexpr const char* kNestedDriverCallsFlag = "--cuda-nested-driver-calls";
+inline constexpr const char* kNestedDriverCallsHelp =
+    "Show the driver calls the CUDA runtime makes itself (cuKernelGetName before every launch, ...); left out of "
+    "API tables by default, like gprof-run leaves them out of new traces";
 
 // Parses "A:B" into time_begin/time_end: either side may be empty; each is a number with an optional unit
 // (ns, us, ms, s; a bare number is ns, like the JSON output), on the run axis. Throws std::invalid_argument with
@@ -79,6 +92,7 @@ struct ProcessTrace {
     std::vector<trace::Sync> syncs;
     std::vector<trace::Nvtx> nvtx;
     std::vector<trace::Memory> memory;
+    std::vector<trace::MemoryPool> memory_pools;
     std::vector<trace::Overhead> overheads;
     std::vector<trace::GraphLaunch> graph_launches;
     std::vector<trace::ExternalCorrelation> external_correlations;
@@ -92,6 +106,7 @@ struct ProcessTrace {
     trace::ReadStats read_stats;
     std::vector<std::string> warnings;  // damage found while reading, one line each
     uint64_t filtered_out = 0;          // records removed by the Filter
+    uint64_t hidden_driver_calls = 0;   // of those: the CUDA runtime's own driver calls (see Filter)
 
     // The text of an interned string ("<string #N>" for an unknown id).
     std::string_view str(trace::StringId id) const;
@@ -111,6 +126,14 @@ struct ProcessTrace {
     // Sum of Dropped.count over all sources.
     uint64_t dropped_total() const;
 
+    // A graph launch stands for GPU work when the trace holds no node of it (graph-level tracing,
+    // --cuda-graph-trace=graph, and every trace of a collector that enabled CUPTI's GRAPH_TRACE): reports then
+    // count it like a kernel. With its nodes in the trace (kernels, copies, memsets sharing its correlation id
+    // and carrying a graph id) the nodes are the work and the launch only groups them.
+    bool graph_launch_is_gpu_work(size_t index) const {
+        return index < graph_launch_is_work_.size() && graph_launch_is_work_[index];
+    }
+
     // Correlation lookups (correlation ids are per process). nullptr / empty when there is no match.
     const trace::ApiCall* api_for_correlation(uint32_t correlation) const;
     std::vector<GpuOpRef> gpu_ops_for_correlation(uint32_t correlation) const;
@@ -123,6 +146,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> api_by_corr_;    // (correlation, index), sorted
     std::vector<std::pair<uint32_t, GpuOpRef>> ops_by_corr_;    // (correlation, op), sorted
     std::vector<std::pair<uint32_t, uint32_t>> bt_by_corr_;     // (correlation, index), sorted
+    std::vector<bool> graph_launch_is_work_;                     // by graph_launches index
 };
 
 // ----- a run -----------------------------------------------------------------------------------------------
@@ -160,6 +184,7 @@ struct StreamContext {
     const trace::TraceReader* reader = nullptr;  // header(), string(), stats(), warnings()
     int64_t clock_offset_ns = 0;
     int64_t run_base_realtime_ns = 0;
+    uint64_t hidden_driver_calls = 0;  // the runtime's own driver calls left out (see Filter); final at `end`
     int64_t to_run_ns(trace::Timestamp ts) const {
         return static_cast<int64_t>(ts) + clock_offset_ns - run_base_realtime_ns;
     }

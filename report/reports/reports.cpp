@@ -21,7 +21,7 @@ using nlohmann::json;
 const std::vector<std::string>& report_names() {
     static const std::vector<std::string> names = {
         "summary",          "cuda_api_sum",   "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-        "nvtx_sum",         "cuda_gpu_trace", "cuda_api_trace",    "cuda_gpu_sum"};
+        "nvtx_sum",         "cuda_gpu_trace", "cuda_api_trace",    "cuda_gpu_sum",          "memory"};
     return names;
 }
 
@@ -44,7 +44,8 @@ const char* title_of(const std::string& report) {
         {"nvtx_sum", "NVTX Range Summary"},
         {"cuda_gpu_trace", "CUDA GPU Trace"},
         {"cuda_api_trace", "CUDA API Trace"},
-        {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)"},
+        {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps/Graphs)"},
+        {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit"},
     };
     auto it = t.find(report);
     return it == t.end() ? "" : it->second;
@@ -109,11 +110,14 @@ std::vector<const KeyData*> memops(const Aggregate& agg) {
     return a;
 }
 
-// GPU activities (kernels and memory ops together), sorted by time: nvprof's section.
+// GPU activities (kernels, memory ops and graph launches that stand for their work), sorted by time: nvprof's
+// section.
 std::vector<const KeyData*> gpu_activities(const Aggregate& agg) {
     auto a = agg.of(KeyCategory::Kernel);
     auto m = memops(agg);
+    auto g = agg.of(KeyCategory::Graph);
     a.insert(a.end(), m.begin(), m.end());
+    a.insert(a.end(), g.begin(), g.end());
     std::stable_sort(a.begin(), a.end(), [](const KeyData* x, const KeyData* y) {
         uint64_t tx = x->time_stats.total, ty = y->time_stats.total;
         return tx != ty ? tx > ty : x->name < y->name;
@@ -171,8 +175,10 @@ Table cuda_gpu_sum(const Aggregate& agg) {
                     {{"category", "Category", ColumnKind::Text}, {"operation", "Operation", ColumnKind::Text}},
                     [](const KeyData& k) {
                         bool kernel = k.category == KeyCategory::Kernel;
-                        return std::vector<Cell>{std::string(kernel ? "CUDA_KERNEL" : "MEMORY_OPER"),
-                                                 kernel ? demangle(k.name) : k.memop};
+                        const char* category = kernel                                 ? "CUDA_KERNEL"
+                                               : k.category == KeyCategory::Graph ? "CUDA_GRAPH"
+                                                                                    : "MEMORY_OPER";
+                        return std::vector<Cell>{std::string(category), kernel ? demangle(k.name) : k.memop};
                     });
 }
 
@@ -265,6 +271,15 @@ Table cuda_gpu_trace(const Run& run) {
                                          std::string(memory_kind_name(m.memory_kind)), Cell{}, int64_t(m.device),
                                          int64_t(m.context), int64_t(m.stream), int64_t(p.pid()),
                                          std::string("[CUDA memset]")}});
+        }
+        for (size_t i = 0; i < p.graph_launches.size(); ++i) {
+            if (!p.graph_launch_is_gpu_work(i)) continue;  // its nodes are rows of their own
+            const auto& g = p.graph_launches[i];
+            int64_t s = p.to_run_ns(g.start);
+            rows.push_back({s, p.pid(), {s, dur(g.start, g.end), int64_t(g.correlation), Cell{}, Cell{}, Cell{}, Cell{},
+                                         Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, Cell{},
+                                         int64_t(g.device), int64_t(g.context), int64_t(g.stream), int64_t(p.pid()),
+                                         graph_row_name(g.graph_id)}});
         }
     }
     append_in_time_order(t, rows);
@@ -383,7 +398,9 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
     size_t status_printed = 0;
     for (const auto& p : agg.processes) {
-        std::string cmd = p.header.executable;
+        // The command as it was typed (argv, like nvprof's "Profiling application: ./app"): the executable's
+        // resolved path is in the JSON header, and would put one machine's directories into every summary.
+        std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
         for (size_t i = 1; i < p.header.argv.size(); ++i) cmd += " " + p.header.argv[i];
         out << "  process " << p.header.pid << ": " << cmd << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
@@ -394,6 +411,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
             out << "    " << s << '\n';
             ++status_printed;
         }
+        print_memory_lines(p, out);
     }
     std::set<std::string> printed;
     for (auto* d : devs) {
@@ -402,8 +420,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
                            std::to_string(d->device.sm_count) + " SMs, " + gib(d->device.global_memory_bytes) + ")";
         if (printed.insert(line).second) out << line << '\n';
     }
-    bool any_gpu = !agg.of(KeyCategory::Kernel).empty() || !agg.of(KeyCategory::Memcpy).empty() ||
-                   !agg.of(KeyCategory::Memset).empty();
+    bool any_gpu = !gpu_activities(agg).empty();
     bool any_api = !agg.of(KeyCategory::Api).empty();
     if (!any_gpu && !any_api) {
         bool explained = status_printed > 0;
@@ -413,6 +430,9 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
     }
     if (agg.unmatched_gpu_ops)
         out << "  " << plural(agg.unmatched_gpu_ops, "GPU operation") << " had no launching API call in the trace\n";
+    if (agg.hidden_driver_calls)
+        out << "  " << plural(agg.hidden_driver_calls, "driver call") << " the CUDA runtime made itself (cuKernelGetName, "
+            << "...) left out of the API tables (--cuda-nested-driver-calls shows them)\n";
     size_t wshown = 0;
     for (const auto& w : agg.warnings) {
         if (!full && wshown == 5) {
@@ -468,6 +488,8 @@ json summary_header_json(const Aggregate& agg) {
     json procs = json::array();
     for (const auto& p : agg.processes) {
         procs.push_back({{"pid", p.header.pid},
+                         {"hidden_driver_calls", p.hidden_driver_calls},
+                         {"memory", process_memory_json(p.memory, p.device_memory, p.run_offset_ns)},
                          {"executable", p.header.executable},
                          {"argv", p.header.argv},
                          {"hostname", p.header.hostname},
@@ -493,6 +515,7 @@ json summary_header_json(const Aggregate& agg) {
             {"duration_ns", agg.last_ns - agg.first_ns},
             {"records", agg.records},
             {"dropped", agg.dropped},
+            {"hidden_driver_calls", agg.hidden_driver_calls},
             {"unmatched_gpu_ops", agg.unmatched_gpu_ops}};
 }
 
@@ -540,7 +563,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
 
     bool need_agg = false, need_model = false;
     for (const auto& r : reports) {
-        if (r == "cuda_gpu_trace" || r == "cuda_api_trace") need_model = true;
+        if (r == "cuda_gpu_trace" || r == "cuda_api_trace" || r == "memory") need_model = true;
         else need_agg = true;
     }
     Aggregate agg;
@@ -584,6 +607,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         if (r == "nvtx_sum") return nvtx_sum(agg);
         if (r == "cuda_gpu_sum") return cuda_gpu_sum(agg);
         if (r == "cuda_gpu_trace") return cuda_gpu_trace(run);
+        if (r == "memory") return memory_table(run);
         return cuda_api_trace(run);
     };
 
@@ -595,7 +619,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         doc["time_unit"] = "ns";
         json reps = json::object();
         for (const auto& r : reports) {
-            json j = table_to_json(table_for(r));
+            json j = r == "memory" ? memory_report_json(run) : table_to_json(table_for(r));
             if (r == "summary") {
                 j["header"] = summary_header_json(agg);
                 j["nvtx"] = nvtx_block_json(agg);
@@ -615,6 +639,14 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             if (r == "summary" && options.format == OutputFormat::Table) {
                 if (!first) out << '\n';
                 print_summary_text(agg, true, options.brief_rows, out);
+                first = false;
+                continue;
+            }
+            if (r == "memory" && options.format != OutputFormat::Csv) {
+                if (!first) out << '\n';
+                if (options.format == OutputFormat::Table) out << "** " << title_of(r) << " (" << r << "):\n\n";
+                else out << "### " << title_of(r) << " (`" << r << "`)\n\n";
+                print_memory_report(run, ro, out);
                 first = false;
                 continue;
             }

@@ -54,6 +54,23 @@ Table cuda_gpu_sum(const Aggregate& agg);
 Table cuda_gpu_trace(const Run& run);
 Table cuda_api_trace(const Run& run);
 
+// The `memory` report (reports/memory.cpp): per process, device and kind of memory (model/memory.h) the
+// allocations, frees, peak and what was still allocated at the end; the allocations still alive (largest first,
+// max_rows of them, 0 = all) with their API call and call site; the whole report as JSON (the budget table plus
+// "devices" (peak device memory and when), "live_allocations" and "pool_operations"); and its console/markdown
+// rendering (both tables).
+Table memory_table(const Run& run);
+Table memory_live_table(const Run& run, size_t max_rows);
+nlohmann::json memory_report_json(const Run& run);
+void print_memory_report(const Run& run, const RenderOptions& options, std::ostream& out);
+// The summary's memory line for one process ("memory: GPU 0 peak 1.50 GiB in use at 2.1s; ..."), nothing without
+// memory records; and the same figures as JSON ({"kinds": [...], "devices": [...]}, times on the run axis).
+void print_memory_lines(const ProcessInfo& process, std::ostream& out);
+nlohmann::json process_memory_json(const std::vector<BudgetUsage>& budgets,
+                                   const std::vector<DeviceMemoryPeak>& devices, int64_t run_offset_ns);
+// Binary units, two decimals: "8.00 MiB", "512 B".
+std::string format_bytes(uint64_t bytes);
+
 // What the summary header block says, as JSON (devices, processes, duration, records, dropped, status).
 nlohmann::json summary_header_json(const Aggregate& agg);
 

@@ -306,10 +306,8 @@ private:
         ArgsOut args(o_);
         visit_args(m_, s, args);
         o_.raw("}}");
-        if (s.flow != kNone) {
-            const Flow& f = m_.flows[s.flow];
-            flow(f.from == index ? 's' : 'f', f.id, pid, tid, s.start);
-        }
+        for_each_flow(m_.flows, s.flow, index,
+                      [&](const Flow& f) { flow(f.from == index ? 's' : 'f', f.id, pid, tid, s.start); });
         o_.maybe_flush();
     }
 

@@ -9,6 +9,7 @@
 
 #include "analyze/analysis.h"
 #include "gprof/trace/names.h"
+#include "model/memory.h"
 #include "model/names.h"
 
 namespace gprof::report::timeline {
@@ -236,12 +237,15 @@ private:
         for (const auto& k : p.kernels) max_corr = std::max(max_corr, k.correlation);
         for (const auto& c : p.memcpys) max_corr = std::max(max_corr, c.correlation);
         for (const auto& c : p.memsets) max_corr = std::max(max_corr, c.correlation);
+        for (const auto& g : p.graph_launches) max_corr = std::max(max_corr, g.correlation);
         api_slice_.assign(static_cast<size_t>(max_corr) + 1, kNone);
         has_op_.assign(static_cast<size_t>(max_corr) + 1, false);
-        flow_done_.assign(static_cast<size_t>(max_corr) + 1, false);
+        last_flow_.assign(static_cast<size_t>(max_corr) + 1, kNone);
         for (const auto& k : p.kernels) has_op_[k.correlation] = true;
         for (const auto& c : p.memcpys) has_op_[c.correlation] = true;
         for (const auto& c : p.memsets) has_op_[c.correlation] = true;
+        for (size_t i = 0; i < p.graph_launches.size(); ++i)
+            if (p.graph_launch_is_gpu_work(i)) has_op_[p.graph_launches[i].correlation] = true;
     }
 
     uint32_t thread_track(const ProcessTrace& p, uint64_t tid, uint32_t lane) {
@@ -407,6 +411,7 @@ private:
         uint32_t device, stream;
         SliceSource source;
         uint32_t index;
+        bool graph_row = false;  // a graph launch whose nodes are in the trace: drawn on a row of its own
     };
 
     std::vector<GpuItem> gpu_items(const ProcessTrace& p) {
@@ -435,9 +440,12 @@ private:
             add(p.syncs[i].start, p.syncs[i].end, it == ctx_device.end() ? 0 : it->second, p.syncs[i].stream,
                 SliceSource::Sync, i);
         }
-        for (uint32_t i = 0; i < p.graph_launches.size(); ++i)
+        for (uint32_t i = 0; i < p.graph_launches.size(); ++i) {
+            size_t before = items.size();
             add(p.graph_launches[i].start, p.graph_launches[i].end, p.graph_launches[i].device,
                 p.graph_launches[i].stream, SliceSource::GraphLaunch, i);
+            if (items.size() > before) items.back().graph_row = !p.graph_launch_is_gpu_work(i);
+        }
         return items;
     }
 
@@ -447,6 +455,7 @@ private:
         for (const auto& d : p.devices) devs.emplace(d.id, &d);
         for (const auto& it : items) devs.emplace(it.device, nullptr);
         for (const auto& mem : p.memory) devs.emplace(mem.device, nullptr);
+        for (const auto& pool : p.memory_pools) devs.emplace(pool.device, nullptr);
         std::map<uint32_t, uint32_t> groups;
         uint32_t rank = 0;
         for (const auto& [id, d] : devs) {
@@ -469,12 +478,13 @@ private:
         std::vector<GpuItem> items = gpu_items(p);
         std::map<uint32_t, uint32_t> groups = device_groups(p, items);
         const uint64_t flow_base = static_cast<uint64_t>(index) << 32;
-        // Rows: (device, stream) for kernels, copies, memsets and stream syncs; context-wide syncs on their own
-        // row; graph launches on a row of their own per stream (their interval spans the graph's kernels on that
-        // same stream, so they would otherwise overlap).
+        // Rows: (device, stream) for kernels, copies, memsets, stream syncs and the graph launches that stand for
+        // their work (graph-level tracing: one slice per launch on its stream); context-wide syncs on their own
+        // row; graph launches whose nodes are in the trace on a row of their own per stream (their interval spans
+        // the graph's kernels on that same stream, so they would otherwise overlap).
         auto row_key = [](const GpuItem& g) -> uint64_t {
             uint64_t base = g.stream == kAllStreams ? 0xFFFFFFFFull : g.stream;
-            if (g.source == SliceSource::GraphLaunch) base |= 1ull << 33;
+            if (g.graph_row) base |= 1ull << 33;
             return (static_cast<uint64_t>(g.device) << 40) | base;
         };
         std::stable_sort(items.begin(), items.end(), [&](const GpuItem& a, const GpuItem& b) { return row_key(a) < row_key(b); });
@@ -486,9 +496,9 @@ private:
             for (size_t i = b; i < e; ++i) lane_items.push_back({items[i].start, items[i].end, static_cast<uint32_t>(i - b)});
             auto lanes = assign_lanes(lane_items, Overlap::Forbid, m_.counts.overflow_slices);
             const GpuItem& first = items[b];
-            TrackKind kind = first.source == SliceSource::GraphLaunch ? TrackKind::GraphLaunches
-                             : first.stream == kAllStreams            ? TrackKind::ContextSync
-                                                                      : TrackKind::GpuStream;
+            TrackKind kind = first.graph_row                ? TrackKind::GraphLaunches
+                             : first.stream == kAllStreams ? TrackKind::ContextSync
+                                                           : TrackKind::GpuStream;
             std::map<uint32_t, uint32_t> lane_tracks;
             for (const auto& s : lane_items) {
                 const GpuItem& g = items[b + s.order];
@@ -499,7 +509,7 @@ private:
             }
             b = e;
         }
-        memory_counters(p, groups, names);
+        memory_counters(p, groups);
     }
 
     static Track gpu_track(TrackKind kind, uint32_t group, uint32_t stream, uint32_t lane) {
@@ -513,10 +523,12 @@ private:
 
     void gpu_slice(const ProcessTrace& p, const GpuItem& g, uint32_t track, uint64_t flow_base, ProcessNames& names) {
         uint32_t corr = 0, s = 0;
+        bool every_op = false;  // a graph node: its cudaGraphLaunch has a flow to each
         switch (g.source) {
             case SliceSource::Kernel: {
                 const auto& k = p.kernels[g.index];
                 corr = k.correlation;
+                every_op = k.graph_id != 0;
                 s = push_slice(track, p.to_run_ns(k.start), static_cast<int64_t>(k.end - k.start), names.kernel(k.name),
                                g.source, Category::Kernel, g.index);
                 break;
@@ -524,6 +536,7 @@ private:
             case SliceSource::Memcpy: {
                 const auto& c = p.memcpys[g.index];
                 corr = c.correlation;
+                every_op = c.graph_id != 0;
                 s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start), names.memcpy(c),
                                g.source, Category::GpuMemcpy, g.index);
                 break;
@@ -531,6 +544,7 @@ private:
             case SliceSource::Memset: {
                 const auto& c = p.memsets[g.index];
                 corr = c.correlation;
+                every_op = c.graph_id != 0;
                 s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
                                names.intern("Memset (" + std::string(memory_kind_name(c.memory_kind)) + ")"), g.source,
                                Category::GpuMemset, g.index);
@@ -544,52 +558,71 @@ private:
             }
             case SliceSource::GraphLaunch: {
                 const auto& c = p.graph_launches[g.index];
-                push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
-                           names.intern("Graph " + std::to_string(c.graph_id)), g.source, Category::CudaGraph, g.index);
-                return;
+                s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
+                               names.intern("CUDA graph " + std::to_string(c.graph_id)), g.source, Category::CudaGraph,
+                               g.index);
+                if (g.graph_row) return;  // its nodes carry the flows
+                corr = c.correlation;
+                every_op = true;
+                break;
             }
             default: return;
         }
-        // The flow ends on the first GPU op of a correlation (one flow per id), and only with an API source.
+        // A flow per correlation, to its first GPU op; a graph launch's to each of its nodes (or to the launch's
+        // own slice when that stands for them). Only with an API source.
         const ApiCall* api = corr ? p.api_for_correlation(corr) : nullptr;
         if (!api || !api->start) {
             ++m_.counts.unmatched_gpu_ops;
             return;
         }
-        if (flow_done_[corr] || api_slice_[corr] == kNone) return;
-        flow_done_[corr] = true;
+        const uint32_t from = api_slice_[corr];
+        if (from == kNone) return;
+        const uint32_t last = last_flow_[corr];
+        if (last != kNone && !every_op) return;
+        uint64_t id = last == kNone ? flow_base | corr : kExtraFlowIds + extra_flows_++;
         uint32_t f = static_cast<uint32_t>(m_.flows.size());
-        m_.flows.push_back({flow_base | corr, api_slice_[corr], s});
-        m_.slices[api_slice_[corr]].flow = f;
+        m_.flows.push_back({id, from, s, kNone});
+        if (last == kNone) m_.slices[from].flow = f;
+        else m_.flows[last].next_from = f;
+        last_flow_[corr] = f;
         m_.slices[s].flow = f;
     }
 
-    // Device memory in use, per device, as a counter.
-    void memory_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups, ProcessNames& names) {
-        std::vector<const Memory*> mem;
-        for (const auto& x : p.memory)
-            if (x.timestamp) mem.push_back(&x);
-        std::stable_sort(mem.begin(), mem.end(), [](const Memory* a, const Memory* b) { return a->timestamp < b->timestamp; });
-        std::map<uint32_t, int64_t> in_use;
-        std::map<uint32_t, std::vector<CounterSample>> per_device;
-        for (const Memory* x : mem) {
-            if (x->op == MemoryOp::Allocation) in_use[x->device] += static_cast<int64_t>(x->bytes);
-            else if (x->op == MemoryOp::Release) in_use[x->device] -= static_cast<int64_t>(x->bytes);
-            else continue;
-            per_device[x->device].push_back({p.to_run_ns(x->timestamp), std::max<int64_t>(0, in_use[x->device]), 0});
-        }
-        (void)names;
-        for (auto& [dev, samples] : per_device) {
+    // Memory in use per device and kind (model/memory.h: cudaMalloc'd device memory, async pools, pinned host,
+    // managed), and the async pools' reservation, as counters under the device.
+    void memory_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups) {
+        if (p.memory.empty() && p.memory_pools.empty()) return;
+        // (device, budget; kMemoryBudgets = the pools' reservation) -> samples
+        std::map<std::pair<uint32_t, size_t>, std::vector<CounterSample>> series;
+        MemoryLedger ledger;
+        ledger.on_sample = [&](const MemorySample& x) {
+            size_t row = x.pool_reserved ? kMemoryBudgets : static_cast<size_t>(x.budget);
+            series[{x.device, row}].push_back({p.to_run_ns(x.timestamp), static_cast<int64_t>(x.bytes), 0});
+        };
+        m_.counts.zero_timestamps += replay_memory(ledger, p.memory, p.memory_pools);
+        for (auto& [key, samples] : series) {
             Track t;
             t.kind = TrackKind::Counter;
-            t.group = groups.at(dev);
-            t.name = "Device memory in use";
+            t.group = groups.at(key.first);
+            t.name = counter_name(key.second);
             t.unit = CounterUnit::Bytes;
             uint32_t track = add_track(std::move(t));
             for (auto& c : samples) {
                 c.track = track;
                 m_.counters.push_back(c);
             }
+        }
+    }
+
+    static std::string counter_name(size_t row) {
+        if (row == kMemoryBudgets) return "Async pool memory reserved";
+        switch (static_cast<MemoryBudget>(row)) {
+            case MemoryBudget::Device: return "Device memory in use";
+            case MemoryBudget::Pool: return "Device memory in use (async pools)";
+            case MemoryBudget::Static: return "Device static memory (module variables)";
+            case MemoryBudget::PinnedHost: return "Pinned host memory in use";
+            case MemoryBudget::Managed: return "Managed memory in use";
+            default: return "Other memory in use";
         }
     }
 
@@ -601,7 +634,9 @@ private:
     uint64_t last_tid_ = 0;                 // the thread thread_track() was last asked for, and its lanes' tracks
     std::vector<uint32_t> last_tid_tracks_;
     std::vector<uint32_t> api_slice_;
-    std::vector<bool> has_op_, flow_done_;
+    std::vector<bool> has_op_;
+    std::vector<uint32_t> last_flow_;  // by correlation: its latest flow (kNone: none yet)
+    uint64_t extra_flows_ = 0;         // flows beyond a correlation's first, numbered from kExtraFlowIds
 };
 
 }  // namespace

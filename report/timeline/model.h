@@ -10,9 +10,10 @@
 //   slices    [start, start + dur) on one track, with an interned name, a category and the record it came from
 //             (SliceSource + index), whose args timeline/args.h lists. Slices of one track nest properly (CPU
 //             threads) or do not overlap at all (everything else): the lanes guarantee it.
-//   flows     launching API call -> the first GPU operation of its correlation (one per correlation)
+//   flows     launching API call -> the first GPU operation of its correlation; a cudaGraphLaunch -> each node of
+//             its graph (every op with a graph id), or -> the graph launch's slice when that stands for the work
 //   instants  NVTX marks (on their thread), capture start/stop (on the process)
-//   counters  samples of counter tracks (device memory in use)
+//   counters  samples of counter tracks (memory in use per device and kind, async pools' reservation)
 // Times are ns on the run axis (ns since Run::base_realtime_ns). The model points into the Run (args are read
 // from the records when an encoder asks), so the Run must outlive it.
 //
@@ -98,15 +99,24 @@ struct Slice {
     uint32_t track = 0;
     uint32_t name = 0;           // index into TimelineModel::names
     uint32_t record = 0;
-    uint32_t flow = kNone;       // index into TimelineModel::flows: this slice starts or ends that flow
+    uint32_t flow = kNone;       // index into TimelineModel::flows: this slice starts or ends that flow (a
+                                 // slice that starts several: the first, the others follow Flow::next_from)
     SliceSource source = SliceSource::Api;
     Category category = Category::CudaRuntime;
 };
 
 struct Flow {
-    uint64_t id = 0;             // unique in the file (process index << 32 | correlation)
+    uint64_t id = 0;             // unique in the file: process index << 32 | correlation for a correlation's first
+                                 // flow, kExtraFlowIds + n for its further ones (graph nodes)
     uint32_t from = 0, to = 0;   // slice indexes: the API call, the GPU operation
+    uint32_t next_from = kNone;  // the next flow leaving the same `from` slice
 };
+inline constexpr uint64_t kExtraFlowIds = 1ull << 48;  // above every process << 32 | correlation; below 2^53
+
+// Visits the flows a slice takes part in: those it starts (f.from == slice) or the one it ends.
+template <class F> void for_each_flow(const std::vector<Flow>& flows, uint32_t first, uint32_t slice, F&& f) {
+    for (uint32_t i = first; i != kNone; i = flows[i].from == slice ? flows[i].next_from : kNone) f(flows[i]);
+}
 
 enum class InstantScope : uint8_t { Thread, Process };
 

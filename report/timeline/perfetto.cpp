@@ -461,12 +461,11 @@ private:
         TrackKind row = m_.tracks[s.track].kind;
         Annotations ann(*this, row == TrackKind::GpuStream || row == TrackKind::GraphLaunches || row == TrackKind::ContextSync);
         visit_args(m_, s, ann);
-        if (s.flow != kNone) {
-            const Flow& fl = m_.flows[s.flow];
+        for_each_flow(m_.flows, s.flow, index, [&](const Flow& fl) {
             const Slice& other = m_.slices[fl.from == index ? fl.to : fl.from];
             bool opens = s.start < other.start || (s.start == other.start && fl.from == index);
             o_.fixed64(opens ? f::kFlowIds : f::kTerminatingFlowIds, fl.id);
-        }
+        });
         o_.end(te);
         interned_data();
         end_packet(pk);

@@ -62,6 +62,11 @@ void fill_stats(TimelineStats& st, const timeline::TimelineModel& m, const timel
     if (st.zero_timestamps)
         st.warnings.push_back(std::to_string(st.zero_timestamps) +
                               " records have an unknown (zero) timestamp and could not be placed on the timeline");
+    uint64_t hidden = 0;
+    for (const auto& p : m.run->processes) hidden += p.hidden_driver_calls;
+    if (hidden)
+        st.warnings.push_back(std::to_string(hidden) + " driver calls the CUDA runtime made itself (cuKernelGetName, "
+                              "...) are left out, as in the API tables (--cuda-nested-driver-calls keeps them)");
 }
 
 // The output descriptor: a plain create-or-truncate for gprof-report's -o, an exclusive 0600 create that refuses

@@ -136,6 +136,9 @@ struct KernelExpect {
 struct MemcpyExpect { const char* kind; const char* src; const char* dst; long long bytes; long long count; int streams; };
 struct MemsetExpect { long long bytes; long long count; unsigned value; };
 struct CountExpect { std::string name; long long count; bool at_least; };
+// Memory by the kind the reports keep apart ("device", "pool" = cudaMallocAsync, "pinned_host", "managed"), summed
+// over devices: allocations made, their bytes, releases, and what is still allocated at exit.
+struct MemoryExpect { const char* kind; long long allocations, bytes, releases, live_count, live_bytes; };
 
 struct Answer {
     std::string mode;
@@ -146,6 +149,8 @@ struct Answer {
     std::vector<CountExpect> api;
     std::vector<CountExpect> nvtx;
     std::vector<std::string> absent_kernels;  // names that must NOT be recorded (outside the capture range)
+    std::vector<MemoryExpect> memory;         // empty: not checked
+    long long device_peak_bytes = -1;         // device 0's peak device memory in use (device + pool), -1 unchecked
     std::string capture = "none";             // capture range the check must ask gprof-run for
     int processes = 1;                        // traces expected (fork: parent + child)
     int threads = 0;                          // distinct host threads issuing launches (0: not checked)
@@ -212,6 +217,16 @@ void print_answer(const Answer& a) {
     counts("api", a.api);
     counts("nvtx", a.nvtx);
     j.key("absent_kernels"); j.open('['); for (const auto& n : a.absent_kernels) j.str(n); j.close(']');
+    j.key("memory"); j.open('[');
+    for (const auto& m : a.memory) {
+        j.open('{');
+        j.key("kind"); j.str(m.kind); j.key("allocations"); j.integer(m.allocations); j.key("bytes"); j.integer(m.bytes);
+        j.key("releases"); j.integer(m.releases); j.key("live_count"); j.integer(m.live_count);
+        j.key("live_bytes"); j.integer(m.live_bytes);
+        j.close('}');
+    }
+    j.close(']');
+    j.key("device_peak_bytes"); j.integer(a.device_peak_bytes);
     j.key("timing"); j.open('{');
     j.key("iters"); j.integer(a.iters);
     j.key("loop_ns"); j.num(a.loop_ns);
@@ -301,6 +316,10 @@ void mode_memcpy(Answer& a, bool run) {
         a.memcpys.push_back({"PtoP", "Device", "Device", 1 * MiB, 2, 1});
         a.api.push_back({"cudaMemcpyPeer", 2, false});
     }
+    // The pinned buffer is host memory: device 0's peak is the two device buffers only (issue #12).
+    a.memory.push_back({"device", peer ? 3 : 2, (peer ? 7 : 6) * MiB, peer ? 3 : 2, 0, 0});
+    a.memory.push_back({"pinned_host", 1, 3 * MiB, 1, 0, 0});
+    a.device_peak_bytes = 6 * MiB;
     if (!run) return;
     std::vector<char> pageable(3 * MiB, 1);
     char *pinned, *d0, *d1;
@@ -644,6 +663,42 @@ void mode_fork(Answer& a, bool run) {
     CK(cudaFree(c));
 }
 
+// Every kind of memory the reports keep apart, with a known peak and one allocation never freed.
+void mode_memory(Answer& a, bool run) {
+    const long long MiB = 1 << 20;
+    a.memory.push_back({"device", 2, 64 * MiB + 2 * MiB, 1, 1, 2 * MiB});
+    a.memory.push_back({"pool", 1, 16 * MiB, 1, 0, 0});
+    a.memory.push_back({"pinned_host", 1, 8 * MiB, 1, 0, 0});
+    a.memory.push_back({"managed", 1, 4 * MiB, 1, 0, 0});
+    a.device_peak_bytes = 64 * MiB + 2 * MiB + 16 * MiB;  // pinned host and managed memory are not device memory
+    a.memsets.push_back({16 * MiB, 1, 0});
+    a.api.push_back({"cudaMalloc", 2, false});
+    a.api.push_back({"cudaMallocHost", 1, false});
+    a.api.push_back({"cudaMallocManaged", 1, false});
+    a.api.push_back({"cudaMallocAsync", 1, false});
+    a.api.push_back({"cudaFreeAsync", 1, false});
+    if (!run) return;
+    char *dev, *leak, *pinned, *managed, *pooled;
+    CK(cudaMalloc(&dev, 64 * MiB));
+    CK(cudaMallocHost(&pinned, 8 * MiB));
+    CK(cudaMallocManaged(&managed, 4 * MiB));
+    CK(cudaMalloc(&leak, 2 * MiB));  // never freed: the memory report lists it
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaMallocAsync(&pooled, 16 * MiB, s));  // out of the device's default pool
+    CK(cudaMemsetAsync(pooled, 0, 16 * MiB, s));
+    CK(cudaFreeAsync(pooled, s));
+    CK(cudaStreamSynchronize(s));
+    cudaMemPool_t pool;
+    CK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    CK(cudaMemPoolTrimTo(pool, 0));  // the pool gives its reservation back: a MemoryPool record
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(dev));
+    CK(cudaFreeHost(pinned));
+    CK(cudaFree(managed));
+    (void)leak;
+}
+
 // Work, a pause long enough for a periodic flush, more work, then abort(): the trace must stay readable.
 void mode_abort(Answer& a, bool run) {
     kernel(a, "ka_before_abort", 1000, 1, 1, 1, 32, 1, 1);
@@ -679,6 +734,7 @@ const Mode kModes[] = {
     {"nvtx", mode_nvtx, "NVTX ranges around phases"},
     {"fork", mode_fork, "a forked child that uses CUDA"},
     {"abort", mode_abort, "abort() midway"},
+    {"memory", mode_memory, "device, async-pool, pinned host and managed memory; one allocation never freed"},
 };
 
 const Mode* find_mode(const char* name) {

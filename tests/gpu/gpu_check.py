@@ -12,6 +12,7 @@ gprof-test-trace-dump), tests/gpu/ (this file, train.py, fixtures). Output: one 
 "PASS|FAIL|SKIP name: figures", then a summary line; results.json under --out.
 """
 import argparse
+import copy
 import glob
 import json
 import os
@@ -149,6 +150,90 @@ def activity_records(records):
 
 # ----- the expectation logic (pure: the self-test runs it on fixtures) ------------------------------------------
 
+def memory_kind_key(rec):
+    """The report's memory kind of a raw Memory record (report/model/memory.h keeps the same budgets)."""
+    if rec.get("pool_type", "none") != "none":
+        return "pool"
+    kind = rec.get("memory_kind")
+    if kind in ("Device", "Array"):
+        return "device"
+    if kind in ("DeviceStatic", "ManagedStatic"):
+        return "static"
+    if kind == "Pinned":
+        return "pinned_host"
+    if kind == "Managed":
+        return "managed"
+    return "other"
+
+
+DEVICE_KINDS = ("device", "pool", "static")
+
+
+def memory_ledger(memory_records):
+    """Replays Memory records in time order: ({kind: totals summed over devices}, {device: peak device memory})."""
+    kinds, live, in_use, peak = {}, {}, {}, {}
+    for r in sorted(memory_records, key=lambda r: r["timestamp"]):
+        if not r["timestamp"]:
+            continue
+        if r["op"] == "allocation":
+            k = memory_kind_key(r)
+            t = kinds.setdefault(k, {"allocations": 0, "bytes": 0, "releases": 0, "live_count": 0, "live_bytes": 0})
+            t["allocations"] += 1
+            t["bytes"] += r["bytes"]
+            t["live_count"] += 1
+            t["live_bytes"] += r["bytes"]
+            live.setdefault(r["address"], []).append(r)
+            if k in DEVICE_KINDS:
+                in_use[r["device"]] = in_use.get(r["device"], 0) + r["bytes"]
+                peak[r["device"]] = max(peak.get(r["device"], 0), in_use[r["device"]])
+        elif r["op"] == "release" and live.get(r["address"]):
+            # one address alive twice: a release was lost; this one takes the allocation of its size, else the oldest
+            at = live[r["address"]]
+            a = next((x for x in at if x["bytes"] == r["bytes"]), at[0])
+            at.remove(a)
+            k = memory_kind_key(a)
+            t = kinds[k]
+            t["releases"] += 1
+            t["live_count"] -= 1
+            t["live_bytes"] -= a["bytes"]
+            if k in DEVICE_KINDS:
+                in_use[a["device"]] -= a["bytes"]
+    return kinds, peak
+
+
+def check_memory(answer, kinds, peaks, name):
+    """answer["memory"] and ["device_peak_bytes"] against per-kind totals and device 0's peak (raw or report)."""
+    out = []
+    for exp in answer.get("memory", []):
+        got = kinds.get(exp["kind"], {})
+        fields = ("allocations", "bytes", "releases", "live_count", "live_bytes")
+        wrong = [f"{f}={got.get(f, 0)} expected {exp[f]}" for f in fields if got.get(f, 0) != exp[f]]
+        out.append(("FAIL" if wrong else "PASS", f"{name}:memory:{exp['kind']}",
+                    "; ".join(wrong) or " ".join(f"{f}={got.get(f, 0)}" for f in fields)))
+    if answer.get("device_peak_bytes", -1) >= 0:
+        got = peaks.get(0, 0)
+        out.append(("PASS" if got == answer["device_peak_bytes"] else "FAIL", f"{name}:memory:device-peak",
+                    f"device 0 peak={got} expected={answer['device_peak_bytes']} (pinned host and managed memory "
+                    "are not device memory)"))
+    return out
+
+
+def graph_level_answer(answer):
+    """What a graph-level trace (--cuda-graph-trace=graph, or any trace of a collector that enabled CUPTI's
+    GRAPH_TRACE) holds of a known answer: one GraphLaunch per cudaGraphLaunch instead of the graph's kernels and
+    memsets (the graph mode's memsets are all graph nodes)."""
+    a = copy.deepcopy(answer)
+    a["graph_trace"] = "graph"
+    a["graph_launches"] = sum(x["count"] for x in answer["api"] if x["name"] in ("cudaGraphLaunch", "cuGraphLaunch"))
+    a["kernels"] = [k for k in answer["kernels"] if not k["graph"]]
+    if any(k["graph"] for k in answer["kernels"]) and answer["mode"] == "graph":
+        a["memset"] = []
+    return a
+
+
+GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
+
+
 def check_known_answer(answer, records, wall_ns, label):
     """Compare one run's records with the app's known answer. Returns [(status, name, figures)]."""
     out = []
@@ -271,6 +356,32 @@ def check_known_answer(answer, records, wall_ns, label):
         out.append(("FAIL" if overlaps else "PASS", f"{name}:stream-overlaps",
                     f"overlaps={overlaps} worst={worst} ns streams={len(per_stream)}"))
 
+    if answer.get("graph_launches") is not None:
+        got = len(records.of("graph_launch"))
+        nodes = [k for k in activity_records(records) if k.get("graph_id", 0)]
+        ok = got == answer["graph_launches"] and not nodes
+        out.append(("PASS" if ok else "FAIL", f"{name}:graph-launches",
+                    f"graph_launch records={got} expected={answer['graph_launches']}, graph node records={len(nodes)} "
+                    "expected 0 (graph-level tracing)"))
+    elif any(k["graph"] for k in answer["kernels"]):
+        # node by node: every node names the graph launch that ran it (its correlation id), so the timeline can
+        # draw cudaGraphLaunch -> each node
+        launches = {a["correlation"] for a in records.of("api_call")
+                    if normalize_api_name(a["name"]) in GRAPH_LAUNCH_APIS}
+        nodes = [k for k in activity_records(records) if k.get("graph_id", 0)]
+        matched = sum(1 for k in nodes if k.get("correlation") in launches)
+        per_launch = {}
+        for k in nodes:
+            per_launch[k.get("correlation")] = per_launch.get(k.get("correlation"), 0) + 1
+        ok = nodes and matched == len(nodes) and len(per_launch) == len(launches)
+        out.append(("PASS" if ok else "FAIL", f"{name}:graph-node-correlation",
+                    f"nodes={len(nodes)} with a graph launch's correlation={matched}; graph launches={len(launches)} "
+                    f"with nodes={len(per_launch)}; nodes per launch={sorted(set(per_launch.values()))}"))
+
+    if answer.get("memory") or answer.get("device_peak_bytes", -1) >= 0:
+        kinds, peaks = memory_ledger(records.of("memory"))
+        out += check_memory(answer, kinds, peaks, name)
+
     dropped = sum(d["count"] for d in records.of("dropped"))
     end_dropped = sum(e.get("records_dropped", 0) for e in records.of("end"))
     out.append(("PASS" if dropped == 0 and end_dropped == 0 else "FAIL", f"{name}:dropped",
@@ -324,6 +435,261 @@ def check_report_agrees(doc, records, label):
     return out
 
 
+# ----- every report against a known answer (gpu-check on fresh runs; CI on the stored H100 traces) -----------
+
+ALL_REPORTS = ["summary", "cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+               "nvtx_sum", "cuda_gpu_trace", "cuda_api_trace", "cuda_gpu_sum", "memory"]
+NESTED_DRIVER_FLAG = "--cuda-nested-driver-calls"  # gprof-report's option (report/model/model.h)
+MEMCPY_OPERATION = {"HtoD": "[CUDA memcpy Host-to-Device]", "DtoH": "[CUDA memcpy Device-to-Host]",
+                    "DtoD": "[CUDA memcpy Device-to-Device]", "HtoH": "[CUDA memcpy Host-to-Host]",
+                    "PtoP": "[CUDA memcpy Peer-to-Peer]"}
+
+
+def gather_reports(gprof_report, run_dir, work):
+    """Everything gprof-report says about one run: every report as JSON, the API table with the runtime's own
+    driver calls, the analysis, the JSON timeline, and every report as console text (exit status, bytes).
+    Returns (docs, problems): problems are lines saying what could not be produced."""
+    docs, problems = {"texts": {}}, []
+
+    def call(args, what):
+        rc, _, out, err = timed([gprof_report] + args, timeout=600)
+        if rc not in (0, 2):
+            problems.append(f"{what}: exit {rc}: {err.strip()[-300:]}")
+        return rc, out, err
+
+    def parse(args, what):
+        rc, out, err = call(args, what)
+        try:
+            return rc, json.loads(out)
+        except ValueError as e:
+            problems.append(f"{what}: not JSON ({e}): {err.strip()[-200:]}")
+            return rc, None
+
+    docs["reports_rc"], docs["reports"] = parse(ALL_REPORTS + ["--format", "json", run_dir], "reports --format json")
+    _, docs["nested"] = parse(["cuda_api_sum", NESTED_DRIVER_FLAG, "--format", "json", run_dir],
+                              f"cuda_api_sum {NESTED_DRIVER_FLAG}")
+    _, docs["analysis"] = parse(["analyze", "--format", "json", run_dir], "analyze --format json")
+    tl = os.path.join(work, "timeline-check.json")
+    rc, _, err = call(["timeline", run_dir, "-o", tl], "timeline")
+    docs["timeline"] = None
+    if os.path.exists(tl):
+        with open(tl) as f:
+            doc = json.load(f)
+        docs["timeline"] = doc["traceEvents"] if isinstance(doc, dict) else doc
+        os.remove(tl)
+    for r in ALL_REPORTS:
+        rc, out, _ = call([r, run_dir], f"{r} (table)")
+        docs["texts"][r] = (rc, out)
+    return docs, problems
+
+
+def _rows(doc, report):
+    try:
+        return report_rows(doc, report)
+    except (KeyError, TypeError, AttributeError):
+        return []
+
+
+def _matching(rows, exp, key="name"):
+    return [r for r in rows if kernel_matches({"name": r.get(key) or ""}, exp)]
+
+
+def check_reports(answer, docs, label):
+    """Every report of one run against the run's known answer. Returns [(status, name, figures)]."""
+    out = []
+    name = f"{label}:{answer['mode']}:report"
+    doc = docs.get("reports")
+    if not doc:
+        return [("FAIL", f"{name}:json", "gprof-report gave no JSON document")]
+
+    def add(ok, what, figures):
+        out.append(("PASS" if ok else "FAIL", f"{name}:{what}", figures))
+
+    header = doc["reports"]["summary"].get("header", {})
+    summary = _rows(doc, "summary")
+    gpu_trace = _rows(doc, "cuda_gpu_trace")
+    gpu_sum = _rows(doc, "cuda_gpu_sum")
+    kern_sum = _rows(doc, "cuda_gpu_kern_sum")
+    api_sum = {r["name"]: r["num_calls"] for r in _rows(doc, "cuda_api_sum")}
+    events = docs.get("timeline") or []
+    add(docs.get("timeline") is not None, "timeline", f"{len(events)} events")
+    slices = [e for e in events if e.get("ph") == "X"]
+    abort = answer.get("expect_abort", False)
+
+    n_proc = len(header.get("processes", []))
+    add(n_proc == answer.get("processes", 1), "processes", f"processes={n_proc} expected={answer.get('processes', 1)}")
+    add(header.get("dropped", -1) == 0, "dropped", f"dropped={header.get('dropped')}")
+
+    def count_ok(got, want):
+        return 0 < got <= 2 * want if abort else got == want
+
+    for exp in answer["kernels"]:
+        tag = exp["names"][0] if not exp.get("contains") else exp["contains"][0]
+        rows = _matching(gpu_trace, exp)
+        probs = []
+        if not count_ok(len(rows), exp["count"]):
+            probs.append(f"cuda_gpu_trace rows={len(rows)}")
+        bad = [r for r in rows if [r["grid_x"], r["grid_y"], r["grid_z"]] != exp["grid"]
+               or [r["block_x"], r["block_y"], r["block_z"]] != exp["block"]
+               or r["dynamic_shared_bytes"] != exp["dynamic_shared_bytes"]]
+        if bad:
+            probs.append(f"{len(bad)} rows with another grid/block/dynamic shared memory")
+        streams = {(r["device"], r["stream"]) for r in rows}
+        if exp["streams"] and rows and len(streams) != exp["streams"]:
+            probs.append(f"streams={len(streams)} expected={exp['streams']}")
+        n_sum = sum(r["instances"] for r in _matching(kern_sum, exp))
+        n_gpu = sum(r["instances"] for r in _matching(gpu_sum, exp, "operation") if r.get("category") == "CUDA_KERNEL")
+        n_summary = sum(r["calls"] for r in _matching(summary, exp) if r.get("type") == "GPU activities")
+        n_tl = len([e for e in slices if e.get("cat") == "kernel" and kernel_matches({"name": e["name"]}, exp)])
+        for what, got in (("cuda_gpu_kern_sum", n_sum), ("cuda_gpu_sum", n_gpu), ("summary", n_summary),
+                          ("timeline", n_tl)):
+            if got != len(rows):
+                probs.append(f"{what}={got} but cuda_gpu_trace={len(rows)}")
+        if exp["graph"] and not answer.get("graph_trace"):
+            no_id = [e for e in slices if e.get("cat") == "kernel" and kernel_matches({"name": e["name"]}, exp)
+                     and not e.get("args", {}).get("graph id")]
+            if no_id:
+                probs.append(f"{len(no_id)} timeline slices without a graph id")
+        add(not probs, f"kernel:{tag}", "; ".join(probs) or f"count={len(rows)} in every report, streams={len(streams)}")
+
+    if answer.get("kernel_launches") is not None:
+        n_sum = sum(r["instances"] for r in kern_sum)
+        n_trace = len([r for r in gpu_trace if r.get("grid_x") is not None])
+        n_tl = len([e for e in slices if e.get("cat") == "kernel"])
+        add(n_sum == n_trace == n_tl == answer["kernel_launches"], "kernel-launches",
+            f"cuda_gpu_kern_sum={n_sum} cuda_gpu_trace={n_trace} timeline={n_tl} expected={answer['kernel_launches']}")
+
+    for absent in answer.get("absent_kernels", []):
+        got = [r for r in kern_sum if r["name"] == absent]
+        add(not got, f"absent:{absent}", f"rows={len(got)} expected=0")
+
+    for exp in answer["memcpy"]:
+        op = MEMCPY_OPERATION.get(exp["kind"], f"[CUDA memcpy {exp['kind']}]")
+        rows = [r for r in gpu_trace if r["name"] == op and r["bytes"] == exp["bytes"]
+                and r["src_mem_kind"] == exp["src"] and r["dst_mem_kind"] == exp["dst"]]
+        streams = {(r["device"], r["stream"]) for r in rows}
+        ok = count_ok(len(rows), exp["count"]) and (not exp["streams"] or not rows or len(streams) == exp["streams"])
+        add(ok, f"memcpy:{exp['kind']}:{exp['src']}->{exp['dst']}:{exp['bytes']}B",
+            f"cuda_gpu_trace rows={len(rows)}/{exp['count']} streams={len(streams)}")
+    if answer["memcpy"]:
+        by_op = {}
+        for r in gpu_trace:
+            if r["name"].startswith("[CUDA memcpy"):
+                by_op[r["name"]] = by_op.get(r["name"], 0) + 1
+        sizes = {r["operation"]: r["count"] for r in _rows(doc, "cuda_gpu_mem_size_sum")}
+        times = {r["operation"]: r["count"] for r in _rows(doc, "cuda_gpu_mem_time_sum")}
+        ok = all(sizes.get(k) == v and times.get(k) == v for k, v in by_op.items())
+        add(ok, "memcpy:mem_sum", f"cuda_gpu_trace {by_op}, mem_size_sum {sizes}, mem_time_sum {times}")
+
+    for exp in answer["memset"]:
+        rows = [r for r in gpu_trace if r["name"] == "[CUDA memset]" and r["bytes"] == exp["bytes"]]
+        add(count_ok(len(rows), exp["count"]), f"memset:{exp['bytes']}B", f"cuda_gpu_trace rows={len(rows)}/{exp['count']}")
+
+    for exp in answer["api"]:
+        got = sum(v for k, v in api_sum.items() if normalize_api_name(k) == exp["name"])
+        if exp["name"] == "cudaGraphInstantiate":
+            got += api_sum.get("cudaGraphInstantiateWithFlags", 0)
+        ok = got >= exp["count"] if exp["at_least"] else got == exp["count"]
+        add(ok, f"api:{exp['name']}", f"cuda_api_sum={got} expected {'>=' if exp['at_least'] else '=='} {exp['count']}")
+
+    if answer.get("threads"):
+        tids = {r["tid"] for r in _rows(doc, "cuda_api_trace") if r["name"] == "cudaLaunchKernel"}
+        add(len(tids) >= answer["threads"], "threads", f"launching threads={len(tids)} expected>={answer['threads']}")
+
+    nvtx_sum = _rows(doc, "nvtx_sum")
+    for exp in answer["nvtx"]:
+        got = sum(r["instances"] for r in nvtx_sum if r["range"].split(":", 1)[-1] == exp["name"])
+        where = "nvtx_sum"
+        if got == 0:  # a mark: an instant on the timeline
+            got = len([e for e in events if e.get("ph") == "i" and e.get("name") == exp["name"]])
+            where = "timeline marks"
+        add(got == exp["count"], f"nvtx:{exp['name']}", f"{where}={got} expected={exp['count']}")
+
+    if answer.get("graph_launches") is not None:
+        want = answer["graph_launches"]
+        n_sum = sum(r["instances"] for r in gpu_sum if r.get("category") == "CUDA_GRAPH")
+        n_trace = len([r for r in gpu_trace if r["name"].startswith("[CUDA graph ")])
+        n_summary = sum(r["calls"] for r in summary if r.get("type") == "GPU activities"
+                        and r["name"].startswith("[CUDA graph "))
+        graph_slices = [e for e in slices if e.get("cat") == "cuda_graph"]
+        add(n_sum == want and n_trace == want and n_summary == want and len(graph_slices) == want,
+            "graph-launches-as-gpu-work",
+            f"cuda_gpu_sum={n_sum} cuda_gpu_trace={n_trace} summary={n_summary} timeline={len(graph_slices)} "
+            f"expected={want}")
+        flows_in = flow_ends(events, lambda e: e.get("cat") == "cuda_graph")
+        add(flows_in == want, "graph-launches:flows", f"launch->graph flows={flows_in} expected={want}")
+    elif any(k["graph"] for k in answer["kernels"]):
+        nodes = [e for e in slices if e.get("args", {}).get("graph id")]
+        flows_in = flow_ends(events, lambda e: bool(e.get("args", {}).get("graph id")))
+        add(nodes and flows_in == len(nodes), "graph-nodes:flows",
+            f"graph node slices={len(nodes)} with a flow from their cudaGraphLaunch={flows_in}")
+
+    analysis = docs.get("analysis") or {}
+    any_gpu = answer["kernels"] or answer["memcpy"] or answer["memset"] or answer.get("graph_launches")
+    if any_gpu:
+        busy = sum(d.get("busy_ns", 0) for d in analysis.get("devices", []))
+        verdict = analysis.get("verdict", {})
+        verdict = verdict.get("id", verdict.get("title")) if isinstance(verdict, dict) else verdict
+        graphs = sum(d.get("graph_ns", 0) for d in analysis.get("devices", []))
+        ok = busy > 0 and verdict != "no_gpu_work" and (not answer.get("graph_launches") or graphs > 0)
+        add(ok, "analyze:gpu-busy", f"busy={busy} ns graph={graphs} ns verdict={verdict}")
+
+    # The runtime's own driver calls: out of the API table by default, all there with the option.
+    nested = {r["name"]: r["num_calls"] for r in _rows(docs.get("nested") or {}, "cuda_api_sum")}
+    hidden = header.get("hidden_driver_calls", 0)
+    extra = sum(nested.values()) - sum(api_sum.values())
+    ok = bool(nested) and extra == hidden and "cuKernelGetName" not in api_sum
+    add(ok, "api:runtime-driver-calls",
+        f"hidden={hidden}, {NESTED_DRIVER_FLAG} adds {extra} calls (cuKernelGetName={nested.get('cuKernelGetName', 0)}, "
+        f"cudaLaunchKernel={api_sum.get('cudaLaunchKernel', 0)}); default table has cuKernelGetName="
+        f"{api_sum.get('cuKernelGetName', 0)}")
+
+    mem = doc["reports"].get("memory", {})
+    kinds = {}
+    for r in mem.get("rows", []):
+        t = kinds.setdefault(r["kind"], {"allocations": 0, "bytes": 0, "releases": 0, "live_count": 0, "live_bytes": 0})
+        t["allocations"] += r["allocations"]
+        t["bytes"] += r["allocated_bytes"]
+        t["releases"] += r["releases"]
+        t["live_count"] += r["live_count"]
+        t["live_bytes"] += r["live_bytes"]
+    peaks = {d["device"]: d["peak_bytes"] for d in mem.get("devices", [])}
+    out += check_memory(answer, kinds, peaks, name)
+    # Pinned host and managed memory never count as device memory: a device's peak is at most what the device
+    # kinds ever allocated there.
+    device_bytes = {}
+    for r in mem.get("rows", []):
+        if r["kind"] in DEVICE_KINDS:
+            device_bytes[(r["pid"], r["device"])] = device_bytes.get((r["pid"], r["device"]), 0) + r["allocated_bytes"]
+    over = [d for d in mem.get("devices", []) if d["peak_bytes"] > device_bytes.get((d["pid"], d["device"]), 0)]
+    live = mem.get("live_allocations", [])
+    live_total = sum(t["live_count"] for k, t in kinds.items() if k != "static")
+    add(not over and len(live) == live_total, "memory:consistent",
+        f"devices={len(mem.get('devices', []))} over their device allocations={len(over)}; live allocations listed="
+        f"{len(live)} of {live_total}")
+
+    for r, (rc, text) in sorted(docs.get("texts", {}).items()):
+        add(rc in (0, 2) and text.strip() != "", f"table:{r}", f"exit {rc}, {len(text)} bytes")
+    if abort:
+        # The process died: its trace has no End record (and may be cut inside a chunk: exit 2, damage said).
+        incomplete = [p["pid"] for p in header.get("processes", []) if not p.get("complete", True)]
+        add(bool(incomplete) and docs.get("reports_rc") in (0, 2), "incomplete-trace",
+            f"processes without an end record: {incomplete}; exit {docs.get('reports_rc')}")
+    return out
+
+
+def flow_ends(events, is_target):
+    """Flows that end on a slice is_target() accepts: in gprof-report's JSON each slice's flow events follow it."""
+    n, last = 0, None
+    for e in events:
+        ph = e.get("ph")
+        if ph == "X":
+            last = e
+        elif ph == "f" and last is not None and is_target(last):
+            n += 1
+    return n
+
+
 def compare_kernel_tables(ours, theirs):
     """ours/theirs: {name: {"count", "total_ns"}}. Returns (matched share of launches, time ratio, worst names)."""
     total = max(sum(v["count"] for v in ours.values()), sum(v["count"] for v in theirs.values()), 1)
@@ -366,20 +732,43 @@ class Pack:
         self.apps = os.path.join(self.root, "apps")
         self.dump = os.path.join(self.apps, "gprof-test-trace-dump")
         self.train = os.path.join(self.root, "tests", "gpu", "train.py")
+        self.compiled = os.path.join(self.root, "tests", "gpu", "compiled_graphs.py")
         self.example = os.path.join(self.root, "gprof-run", "share", "doc", "gprof-run", "examples", "gprof-example-nvtx")
 
     def app(self, variant):
         return os.path.join(self.apps, "gprof-test-ka" if variant == "static" else "gprof-test-ka-shared")
 
 
-def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None):
+def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trace=None):
     """The gprof-run command line (launcher/src/options.cpp). The one place that knows its options."""
     cmd = [pack.gprof_run, "-o", run_dir, "-f", "--summary", "none", "--no-timeline"]
     if capture and capture != "none":
         cmd += ["-c", capture]
         if capture_end:
             cmd += ["--capture-range-end", capture_end]
+    if graph_trace:
+        cmd += [f"--cuda-graph-trace={graph_trace}"]
     return cmd + ["--"] + argv
+
+
+def find_nsys():
+    """nsys on PATH, else the one an Nsight install keeps under /opt (the H100 machine has Nsight Systems inside
+    Nsight Compute: `find /opt -name nsys -type f`); None when there is none."""
+    found = shutil.which("nsys")
+    if found:
+        return found
+    candidates = []
+    for root, dirs, files in os.walk("/opt"):
+        if root.count(os.sep) > 8:
+            dirs[:] = []
+            continue
+        if "nsys" in files:
+            path = os.path.join(root, "nsys")
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                candidates.append(path)
+    # the launcher script in bin/ over the per-target binary; newest version last in sort order
+    candidates.sort(key=lambda p: (os.sep + "bin" + os.sep in p, p))
+    return candidates[-1] if candidates else None
 
 
 def app_env(pack):
@@ -423,7 +812,9 @@ def report_json(pack, run_dir, reports):
 
 
 KNOWN_MODES = ["kernels", "memcpy", "memset", "streams", "tiny", "api", "memcpy-loop", "large", "graph", "range",
-               "threads", "nvtx", "fork", "abort"]
+               "threads", "nvtx", "fork", "abort", "memory"]
+REPORT_MODES = {"kernels", "memcpy", "memset", "streams", "large", "graph", "range", "threads", "nvtx", "fork", "abort",
+                "memory"}  # every report checked against the answer (the big timed modes: raw records only)
 SHARED_MODES = ["kernels", "memcpy", "tiny", "nvtx", "fork"]
 
 
@@ -451,6 +842,12 @@ def run_known(pack, v, work, results):
             records, traces = load_run(pack, run_dir)
             for status, name, fig in check_known_answer(answer, records, wall, label):
                 v.add(status, name, fig)
+            if mode in REPORT_MODES:
+                docs, problems = gather_reports(pack.gprof_report, run_dir, work)
+                for p in problems:
+                    v.add("FAIL", f"{label}:{mode}:gprof-report", p)
+                for status, name, fig in check_reports(answer, docs, label):
+                    v.add(status, name, fig)
             if mode in ("kernels", "tiny", "streams") and variant == "static":
                 try:
                     doc = report_json(pack, run_dir, ["cuda_gpu_kern_sum", "cuda_api_sum"])
@@ -458,6 +855,26 @@ def run_known(pack, v, work, results):
                         v.add(status, name, fig)
                 except (RuntimeError, ValueError) as e:
                     v.add("FAIL", f"{label}:{mode}:report-json", str(e))
+    # CUDA graphs graph by graph (--cuda-graph-trace=graph): one GraphLaunch per launch instead of its nodes, and every
+    # report shows them as GPU work. (Node by node, the default, is the "graph" mode above.)
+    app = pack.app("static")
+    run_dir = os.path.join(work, "ka-static-graph-level")
+    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, "graph"], graph_trace="graph"), env=app_env(pack))
+    bare = parse_answer(out)
+    if rc == EXIT_NO_DEVICE:
+        v.add("SKIP", "ka-static-graph-level", "no CUDA device")
+    elif rc != 0 or bare is None:
+        v.add("FAIL", "ka-static-graph-level:exit", f"exit {rc}: {err.strip()[-400:]}")
+    else:
+        answer = graph_level_answer(bare)
+        records, _ = load_run(pack, run_dir)
+        for status, name, fig in check_known_answer(answer, records, wall, "ka-static-graph-level"):
+            v.add(status, name, fig)
+        docs, problems = gather_reports(pack.gprof_report, run_dir, work)
+        for p in problems:
+            v.add("FAIL", "ka-static-graph-level:gprof-report", p)
+        for status, name, fig in check_reports(answer, docs, "ka-static-graph-level"):
+            v.add(status, name, fig)
     # NVTX capture range: only what runs inside "compute" may be recorded. The app has 3 "compute" ranges of 20
     # kernels each: --capture-range-end repeat records all three, the default (stop) the first one only.
     app = pack.app("static")
@@ -481,7 +898,7 @@ def median(xs):
 
 
 def run_overhead(pack, v, work, rounds, results):
-    nsys = shutil.which("nsys")
+    nsys = find_nsys()
     app = pack.app("static")
     goals = {"tiny": GOAL_TINY, "large": GOAL_LARGE}
     for mode in ("tiny", "api", "memcpy-loop", "large"):
@@ -547,6 +964,60 @@ def train_result(out):
     return None
 
 
+def compiled_result(out):
+    for line in out.splitlines():
+        if line.startswith("COMPILED_RESULT "):
+            return json.loads(line[len("COMPILED_RESULT "):])
+    return None
+
+
+def graph_replays(records):
+    """(graph launch API calls, {correlation: node records}) of a run: the nodes each replay ran."""
+    launches = [a for a in records.of("api_call") if normalize_api_name(a["name"]) in GRAPH_LAUNCH_APIS]
+    nodes = {}
+    for k in activity_records(records):
+        if k.get("graph_id", 0):
+            nodes.setdefault(k.get("correlation"), []).append(k)
+    return launches, nodes
+
+
+def run_compiled(pack, v, work, results, replays=50):
+    """torch.compile(mode="reduce-overhead"): CUDA graph replays, node by node and graph by graph."""
+    cmd = [sys.executable, pack.compiled, "--replays", str(replays)]
+    for mode in ("node", "graph"):
+        label = f"torch.compile:{mode}"
+        run_dir = os.path.join(work, f"torch-compiled-{mode}")
+        rc, _, out, err = timed(launcher_cmd(pack, run_dir, cmd, graph_trace=mode), timeout=900)
+        res = compiled_result(out)
+        if rc == EXIT_NO_DEVICE:
+            v.add("SKIP", label, err.strip()[-200:])
+            return
+        if rc != 0 or res is None:
+            v.add("FAIL", label, f"exit {rc}: {err.strip()[-400:]}")
+            continue
+        records, _ = load_run(pack, run_dir)
+        launches, nodes = graph_replays(records)
+        if mode == "node":
+            sizes = sorted({len(n) for n in nodes.values()})
+            kernels = {len([k for k in n if k.get("k") == "kernel"]) for n in nodes.values()}
+            ok = len(launches) >= replays and len(nodes) == len(launches) and len(sizes) == 1 and sizes[0] > 0
+            v.add("PASS" if ok else "FAIL", label + ":kernels-per-replay",
+                  f"graph launches={len(launches)} (replays asked {replays}) with nodes={len(nodes)}; "
+                  f"ops per replay={sizes} kernels per replay={sorted(kernels)}")
+            results.setdefault("compiled", {})["ops_per_replay"] = sizes
+        else:
+            glaunch = records.of("graph_launch")
+            try:
+                doc = report_json(pack, run_dir, ["cuda_gpu_sum"])
+                shown = sum(r["instances"] for r in report_rows(doc, "cuda_gpu_sum") if r.get("category") == "CUDA_GRAPH")
+            except (RuntimeError, ValueError, KeyError) as e:
+                shown = f"error: {e}"
+            ok = len(glaunch) == len(launches) >= replays and not nodes and shown == len(glaunch)
+            v.add("PASS" if ok else "FAIL", label + ":graph-launches",
+                  f"graph_launch records={len(glaunch)} cudaGraphLaunch calls={len(launches)} (replays asked "
+                  f"{replays}), node records={sum(len(n) for n in nodes.values())}, cuda_gpu_sum CUDA_GRAPH={shown}")
+
+
 def run_pytorch(pack, v, work, rounds, steps, results):
     if not have_torch():
         v.add("SKIP", "pytorch", "PyTorch with CUDA not importable by " + sys.executable)
@@ -586,7 +1057,7 @@ def run_pytorch(pack, v, work, rounds, steps, results):
     v.add("PASS" if rc == 0 else "FAIL", "pytorch:coexist-with-torch.profiler",
           f"exit={rc} torch.profiler kernels={res.get('kernel_launches') if res else None}")
     # overhead, alternating order
-    nsys = shutil.which("nsys")
+    nsys = find_nsys()
     variants = ["bare", "gprof-run", "torch.profiler"] + (["nsys"] if nsys else [])
     samples = {n: {"step": [], "wall": []} for n in variants}
     for rnd in range(rounds):
@@ -627,7 +1098,7 @@ def environment_info(pack):
     info = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "python": sys.version.split()[0]}
     for key, cmd in (("nvidia_smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
                      ("glibc", ["ldd", "--version"]), ("gprof_run", [pack.gprof_run, "--version"]),
-                     ("nvcc", ["nvcc", "--version"]), ("nsys", ["nsys", "--version"])):
+                     ("nvcc", ["nvcc", "--version"]), ("nsys", [find_nsys() or "nsys", "--version"])):
         rc, _, out, err = timed(cmd, timeout=60)
         info[key] = (out or err).strip().splitlines()[0] if rc == 0 and (out or err).strip() else f"unavailable (exit {rc})"
     try:
@@ -658,6 +1129,8 @@ def run_all(args):
             run_overhead(pack, v, work, args.rounds, results)
         if "pytorch" in groups:
             run_pytorch(pack, v, work, args.rounds, args.steps, results)
+            if have_torch():
+                run_compiled(pack, v, work, results)
         if "example" in groups and os.access(pack.example, os.X_OK):
             # a small real trace to keep in examples/
             rd = os.path.join(out_dir, "example-run")
@@ -690,16 +1163,32 @@ def synthesize_records(answer):
         t += 10
         return start, start + dur
 
+    def next_corr():
+        nonlocal corr
+        corr += 1
+        return corr
+
+    # API calls first: graph nodes carry the correlation of the graph launch that ran them.
+    tids = max(answer.get("threads", 0), 1)
+    graph_launch_corrs = []
+    for exp in answer["api"]:
+        for i in range(exp["count"]):
+            c = next_corr()
+            if exp["name"] in GRAPH_LAUNCH_APIS:
+                graph_launch_corrs.append(c)
+            recs.append({"k": "api_call", "name": exp["name"] + "_v7000", "start": t, "end": t + 5,
+                         "tid": 1 + i % tids, "correlation": c, "domain": "runtime"})
     for exp in answer["kernels"]:
         for i in range(exp["count"]):
             s = 10 + (i % max(exp["streams"], 1))
             start, end = place(s)
-            corr += 1
+            graph = exp["graph"] and graph_launch_corrs
             name = exp["names"][0]
             recs.append({"k": "kernel", "name": name, "demangled": exp["contains"][0] if exp["contains"] else name,
                          "start": start, "end": end, "device": 0, "stream": s,
                          **spread_dims("grid", exp["grid"]), **spread_dims("block", exp["block"]),
-                         "dynamic_shared_bytes": exp["dynamic_shared_bytes"], "correlation": corr,
+                         "dynamic_shared_bytes": exp["dynamic_shared_bytes"],
+                         "correlation": graph_launch_corrs[i % len(graph_launch_corrs)] if graph else next_corr(),
                          "graph_id": 5 if exp["graph"] else 0})
     for exp in answer["memcpy"]:
         for i in range(exp["count"]):
@@ -712,10 +1201,31 @@ def synthesize_records(answer):
             start, end = place(50)
             recs.append({"k": "memset", "bytes": exp["bytes"], "value": exp["value"], "start": start, "end": end,
                          "device": 0, "stream": 50})
-    tids = max(answer.get("threads", 0), 1)
-    for exp in answer["api"]:
-        for i in range(exp["count"]):
-            recs.append({"k": "api_call", "name": exp["name"] + "_v7000", "start": t, "end": t + 5, "tid": 1 + i % tids})
+    for i in range(answer.get("graph_launches") or 0):
+        start, end = place(60)
+        recs.append({"k": "graph_launch", "graph_id": 5, "start": start, "end": end, "device": 0, "stream": 60,
+                     "correlation": graph_launch_corrs[i % len(graph_launch_corrs)] if graph_launch_corrs else 0})
+    # Memory: each kind's allocations, then the releases of all but the live ones (so every allocation is alive
+    # at once: device 0's peak is the sum of the device kinds).
+    kinds = {"device": "Device", "pool": "Device", "static": "DeviceStatic", "pinned_host": "Pinned",
+             "managed": "Managed", "other": "Pageable"}
+    address, frees = 0x10000000, []
+    for exp in answer.get("memory", []):
+        n, live = exp["allocations"], exp["live_count"]
+        freed_n, freed_bytes = n - live, exp["bytes"] - exp["live_bytes"]
+        sizes = [freed_bytes // freed_n + (freed_bytes % freed_n if i == 0 else 0) for i in range(freed_n)] if freed_n else []
+        sizes += [exp["live_bytes"] // live + (exp["live_bytes"] % live if i == 0 else 0) for i in range(live)] if live else []
+        for i, size in enumerate(sizes):
+            address += 1 << 28
+            rec = {"k": "memory", "op": "allocation", "memory_kind": kinds[exp["kind"]], "bytes": size,
+                   "address": address, "device": 0, "timestamp": t + len(frees),
+                   "pool_type": "local" if exp["kind"] == "pool" else "none"}
+            recs.append(rec)
+            if i < freed_n and i < exp["releases"]:
+                frees.append(dict(rec, op="release"))
+    for i, rec in enumerate(frees):
+        rec["timestamp"] = t + 1000 + i
+        recs.append(rec)
     for exp in answer["nvtx"]:
         for _ in range(exp["count"]):
             recs.append({"k": "nvtx", "name": exp["name"], "start": t, "end": t + 5, "tid": 1})
@@ -800,6 +1310,47 @@ def selftest(args):
     expect(mutated(beyond_wall).get("m:kernels:durations") == "FAIL", "a kernel longer than the app fails")
 
     expect(normalize_api_name("cudaMemcpyAsync_ptsz_v7000") == "cudaMemcpyAsync", "API names lose _ptsz_vNNNN")
+
+    # 3b. graphs: node by node, every node names its launch; graph by graph, launches replace nodes
+    if "graph" in answers:
+        g = answers["graph"]
+        res = {r[1]: r[0] for r in check_known_answer(g, Records.from_lines(json.dumps(r) for r in synthesize_records(g)),
+                                                       10**12, "g")}
+        expect(res.get("g:graph:graph-node-correlation") == "PASS", "graph nodes carry their launch's correlation")
+        recs = synthesize_records(g)
+        for r in recs:
+            if r["k"] == "kernel":
+                r["correlation"] += 100000
+                break
+        res = {r[1]: r[0] for r in check_known_answer(g, Records.from_lines(json.dumps(r) for r in recs), 10**12, "g")}
+        expect(res.get("g:graph:graph-node-correlation") == "FAIL", "a node without its launch's correlation fails")
+        gl = graph_level_answer(g)
+        expect(gl["graph_launches"] == 200 and not gl["kernels"] and not gl["memset"],
+               "graph-level answer: 200 launches instead of nodes")
+        res = check_known_answer(gl, Records.from_lines(json.dumps(r) for r in synthesize_records(gl)), 10**12, "gl")
+        bad = [r for r in res if r[0] != "PASS"]
+        expect(not bad and any(r[1].endswith("graph-launches") for r in res),
+               f"perfect graph-level records pass{' ' + str(bad[:2]) if bad else ''}")
+        recs = synthesize_records(gl)
+        del recs[next(i for i, r in enumerate(recs) if r["k"] == "graph_launch")]
+        res = {r[1]: r[0] for r in check_known_answer(gl, Records.from_lines(json.dumps(r) for r in recs), 10**12, "gl")}
+        expect(res.get("gl:graph:graph-launches") == "FAIL", "missing graph launches fail")
+
+    # 3c. memory: pinned host memory counted as device memory is the H100 bug of issue #12
+    if "memory" in answers:
+        m = answers["memory"]
+        recs = synthesize_records(m)
+        for r in recs:
+            if r["k"] == "memory" and r["memory_kind"] == "Pinned":
+                r["memory_kind"] = "Device"
+        res = {r[1]: r[0] for r in check_known_answer(m, Records.from_lines(json.dumps(r) for r in recs), 10**12, "m")}
+        expect(res.get("m:memory:memory:device-peak") == "FAIL" and res.get("m:memory:memory:pinned_host") == "FAIL",
+               "pinned host memory counted as device memory fails")
+        recs = [r for r in synthesize_records(m) if not (r["k"] == "memory" and r["op"] == "release"
+                                                         and r["memory_kind"] == "Managed")]
+        res = {r[1]: r[0] for r in check_known_answer(m, Records.from_lines(json.dumps(r) for r in recs), 10**12, "m")}
+        expect(res.get("m:memory:memory:managed") == "FAIL", "an allocation never freed is counted as live")
+    expect(find_nsys() is None or os.access(find_nsys(), os.X_OK), "nsys lookup returns an executable or nothing")
 
     # 4. the report adapter on a stored gprof-report JSON document
     with open(os.path.join(fixtures, "report-kern-api.json")) as f:
