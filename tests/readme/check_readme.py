@@ -24,6 +24,11 @@ for c in commands:
     if "\n" in c:
         sys.exit(f"each set-up command must be one line: {c!r}")
 
+# Example output is copied from real runs: it must not show where one developer keeps the checkout.
+for where in {os.path.realpath(source_dir), os.path.dirname(os.path.realpath(source_dir))}:
+    if len(where) > 1 and where + "/" in readme:
+        sys.exit(f"README.md shows a path of this machine ({where}/...): example output must not")
+
 ci = open(os.path.join(source_dir, ".ci", "run"), encoding="utf-8").read()
 if commands[1] not in ci.splitlines():
     sys.exit(f".ci/run does not run README's test command verbatim: {commands[1]!r}")
@@ -37,4 +42,8 @@ result = subprocess.run(["bash", "-c", commands[0]], cwd=source_dir, env=env,
 print(result.stdout[-4000:])
 if result.returncode != 0:
     sys.exit(f"README command (1) failed with exit status {result.returncode}")
+# Command (1) shows the NVTX example and a real GPU run (examples/torch-train, recorded on an H100).
+for shown in ("NVTX ranges:", "NVIDIA H100", "GPU activities:", "cudaLaunchKernel"):
+    if shown not in result.stdout:
+        sys.exit(f"README command (1) does not show {shown!r}")
 print("README commands: OK")
