@@ -159,6 +159,14 @@ Table live_table(const std::vector<ProcessLedger>& all, size_t max_rows) {
     return t;
 }
 
+json device_peak_json(const DeviceMemoryPeak& p, int64_t offset) {
+    return {{"device", p.device},
+            {"peak_bytes", p.peak_bytes},
+            {"peak_ns", run_time_json(p.peak_at, offset)},
+            {"pool_reserved_peak_bytes", p.pool_reserved_peak},
+            {"pool_reserved_peak_ns", run_time_json(p.pool_reserved_peak_at, offset)}};
+}
+
 json pools_json(const ProcessLedger& l) {
     json out = json::array();
     for (const auto& op : l.process->memory_pools)
@@ -204,12 +212,7 @@ json process_memory_json(const std::vector<BudgetUsage>& budgets, const std::vec
                      {"live_count", u.live_count},
                      {"live_bytes", u.live_bytes},
                      {"unmatched_releases", u.unmatched_releases}});
-    for (const auto& p : devices)
-        d.push_back({{"device", p.device},
-                     {"peak_bytes", p.peak_bytes},
-                     {"peak_ns", run_time_json(p.peak_at, run_offset_ns)},
-                     {"pool_reserved_peak_bytes", p.pool_reserved_peak},
-                     {"pool_reserved_peak_ns", run_time_json(p.pool_reserved_peak_at, run_offset_ns)}});
+    for (const auto& p : devices) d.push_back(device_peak_json(p, run_offset_ns));
     return {{"kinds", b}, {"devices", d}};
 }
 
@@ -252,13 +255,11 @@ json memory_report_json(const Run& run) {
     json j = table_to_json(budget_table(all));
     json devices = json::array(), pools = json::array();
     for (const auto& l : all) {
-        for (const auto& d : l.devices)
-            devices.push_back({{"pid", l.process->pid()},
-                               {"device", d.device},
-                               {"peak_bytes", d.peak_bytes},
-                               {"peak_ns", run_time_json(d.peak_at, l.offset)},
-                               {"pool_reserved_peak_bytes", d.pool_reserved_peak},
-                               {"pool_reserved_peak_ns", run_time_json(d.pool_reserved_peak_at, l.offset)}});
+        for (const auto& d : l.devices) {
+            json one = device_peak_json(d, l.offset);
+            one["pid"] = l.process->pid();
+            devices.push_back(std::move(one));
+        }
         for (auto& op : pools_json(l)) {
             op["pid"] = l.process->pid();
             pools.push_back(std::move(op));
