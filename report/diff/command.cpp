@@ -33,6 +33,7 @@ struct DiffArgs {
     std::string output, write_markdown, write_json;
     std::string colour = "auto";
     bool all = false;
+    bool nested_driver_calls = false;
     CLI::Option *fail_above_opt = nullptr, *min_delta_opt = nullptr, *metric_opt = nullptr, *alpha_opt = nullptr;
 };
 
@@ -78,13 +79,14 @@ std::vector<std::vector<fs::path>> side_runs(const std::string& spec, const char
     return runs;
 }
 
-std::vector<RunFigures> load_side(const std::string& spec, const char* side, const FigureOptions& fo) {
+std::vector<RunFigures> load_side(const std::string& spec, const char* side, const FigureOptions& fo,
+                                  const LoadOptions& lo) {
     std::vector<RunFigures> out;
     for (const auto& inputs : side_runs(spec, side)) {
         std::string label = inputs.front().string();
         Run run;
         try {
-            run = load_run(inputs);
+            run = load_run(inputs, lo);
         } catch (const std::exception& e) {
             throw InputError(std::string(side) + ": " + e.what());
         }
@@ -129,8 +131,10 @@ int run_diff(const DiffArgs& a) {
     }
     DiffResult r;
     try {
-        std::vector<RunFigures> base = load_side(a.base, "BASE", fo);
-        std::vector<RunFigures> cand = load_side(a.cand, "NEW", fo);
+        LoadOptions lo;
+        lo.filter.nested_driver_calls = a.nested_driver_calls;
+        std::vector<RunFigures> base = load_side(a.base, "BASE", fo, lo);
+        std::vector<RunFigures> cand = load_side(a.cand, "NEW", fo, lo);
         r = compare_runs(base, cand, th);
     } catch (const std::exception& e) {
         std::cerr << "gprof-report diff: " << e.what() << "\n";
@@ -197,6 +201,7 @@ void register_diff_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--write-json", a->write_json, "Also write the JSON report here");
     cmd->add_option("--color", a->colour, "auto, always or never (table only)")->capture_default_str();
     cmd->add_flag("--all", a->all, "List unchanged keys too");
+    cmd->add_flag(kNestedDriverCallsFlag, a->nested_driver_calls, kNestedDriverCallsHelp);
     cmd->callback([a, exit_code] { *exit_code = run_diff(*a); });
 }
 

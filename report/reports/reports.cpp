@@ -18,38 +18,58 @@ namespace gprof::report {
 using namespace gprof::trace;
 using nlohmann::json;
 
+namespace {
+
+// THE list of named reports: its name on the command line, its title, and the table it makes, either from the
+// streamed aggregate (summaries: bounded memory) or from the whole loaded model (traces, memory). Names, --help,
+// dispatch and titles all come from here; a new report is one line.
+struct ReportDef {
+    const char* name;
+    const char* title;
+    Table (*from_aggregate)(const Aggregate&);  // exactly one of the two is set
+    Table (*from_run)(const Run&);
+};
+
+const ReportDef kReports[] = {
+    {"summary", "Profiling result", summary_table, nullptr},
+    {"cuda_api_sum", "CUDA API Summary", cuda_api_sum, nullptr},
+    {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", cuda_gpu_kern_sum, nullptr},
+    {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", cuda_gpu_mem_time_sum, nullptr},
+    {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", cuda_gpu_mem_size_sum, nullptr},
+    {"nvtx_sum", "NVTX Range Summary", nvtx_sum, nullptr},
+    {"cuda_gpu_trace", "CUDA GPU Trace", nullptr, cuda_gpu_trace},
+    {"cuda_api_trace", "CUDA API Trace", nullptr, cuda_api_trace},
+    {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps/Graphs)", cuda_gpu_sum, nullptr},
+    {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit", nullptr, memory_table},
+};
+
+const ReportDef* find_report(const std::string& name) {
+    for (const auto& r : kReports)
+        if (name == r.name) return &r;
+    return nullptr;
+}
+
+const char* title_of(const std::string& report) {
+    const ReportDef* r = find_report(report);
+    return r ? r->title : "";
+}
+
+}  // namespace
+
 const std::vector<std::string>& report_names() {
-    static const std::vector<std::string> names = {
-        "summary",          "cuda_api_sum",   "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-        "nvtx_sum",         "cuda_gpu_trace", "cuda_api_trace",    "cuda_gpu_sum",          "memory"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const auto& r : kReports) n.emplace_back(r.name);
+        return n;
+    }();
     return names;
 }
 
-bool is_report_name(const std::string& name) {
-    const auto& n = report_names();
-    return std::find(n.begin(), n.end(), name) != n.end();
-}
+bool is_report_name(const std::string& name) { return find_report(name) != nullptr; }
 
 namespace {
 
 std::string display_name(const KeyData& k) { return k.category == KeyCategory::Kernel ? demangle(k.name) : k.name; }
-
-const char* title_of(const std::string& report) {
-    static const std::map<std::string, const char*> t = {
-        {"summary", "Profiling result"},
-        {"cuda_api_sum", "CUDA API Summary"},
-        {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary"},
-        {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)"},
-        {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"},
-        {"nvtx_sum", "NVTX Range Summary"},
-        {"cuda_gpu_trace", "CUDA GPU Trace"},
-        {"cuda_api_trace", "CUDA API Trace"},
-        {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps/Graphs)"},
-        {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit"},
-    };
-    auto it = t.find(report);
-    return it == t.end() ? "" : it->second;
-}
 
 uint64_t total_of(const std::vector<const KeyData*>& keys) {
     uint64_t t = 0;
@@ -563,7 +583,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
 
     bool need_agg = false, need_model = false;
     for (const auto& r : reports) {
-        if (r == "cuda_gpu_trace" || r == "cuda_api_trace" || r == "memory") need_model = true;
+        if (find_report(r)->from_run) need_model = true;
         else need_agg = true;
     }
     Aggregate agg;
@@ -599,16 +619,8 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
     }
 
     auto table_for = [&](const std::string& r) -> Table {
-        if (r == "summary") return summary_table(agg);
-        if (r == "cuda_api_sum") return cuda_api_sum(agg);
-        if (r == "cuda_gpu_kern_sum") return cuda_gpu_kern_sum(agg);
-        if (r == "cuda_gpu_mem_time_sum") return cuda_gpu_mem_time_sum(agg);
-        if (r == "cuda_gpu_mem_size_sum") return cuda_gpu_mem_size_sum(agg);
-        if (r == "nvtx_sum") return nvtx_sum(agg);
-        if (r == "cuda_gpu_sum") return cuda_gpu_sum(agg);
-        if (r == "cuda_gpu_trace") return cuda_gpu_trace(run);
-        if (r == "memory") return memory_table(run);
-        return cuda_api_trace(run);
+        const ReportDef* def = find_report(r);
+        return def->from_run ? def->from_run(run) : def->from_aggregate(agg);
     };
 
     if (options.format == OutputFormat::Json) {

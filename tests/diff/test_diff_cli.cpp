@@ -152,3 +152,22 @@ TEST_CASE("diff golden outputs") {
     auto js = run_cli({"diff", a, b, "--format", "json"});
     check_golden("single_run.json", replace_all(js.out, tmp.path().string(), "<tmp>"));
 }
+
+TEST_CASE("diff leaves the runtime's own driver calls out unless --cuda-nested-driver-calls") {
+    // The real 300-step PyTorch run (format 1.0, recorded before the collector switched these calls off at the
+    // source) holds one cuKernelGetName per kernel launch, made by the CUDA runtime, not by the program.
+    const std::string run = std::string(GPROF_EXAMPLES_DIR) + "/torch-train";
+    auto key_count = [](const std::string& out, const std::string& key) {
+        auto doc = nlohmann::json::parse(out);
+        for (const auto& k : doc.at("keys"))
+            if (k.at("key") == key) return k.at("base").at("count").get<double>();
+        return -1.0;
+    };
+    auto hidden = run_cli({"diff", run, run, "--format", "json", "--all"});
+    REQUIRE(hidden.exit_code == 0);
+    CHECK(key_count(hidden.out, "api:cuKernelGetName") == -1.0);
+    CHECK(key_count(hidden.out, "api:cudaLaunchKernel") > 0);
+    auto shown = run_cli({"diff", run, run, "--format", "json", "--all", "--cuda-nested-driver-calls"});
+    REQUIRE(shown.exit_code == 0);
+    CHECK(key_count(shown.out, "api:cuKernelGetName") > 1000);
+}
