@@ -9,8 +9,11 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <cuda.h>
+
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -62,6 +65,31 @@ void ProcessIdentity::gather() {
     if (start < cmdline.size()) args.emplace_back(cmdline, start);
     argv.clear();
     for (auto& a : args) argv.push_back(a.c_str());
+}
+
+ProcessRole ProcessRole::from_environment() {
+    ProcessRole role;
+    // In order of preference: the first variable found of each list fills its field.
+    static const char* const kRank[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    static const char* const kLocal[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+    static const char* const kSize[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    auto take = [&role](const char* const* names, size_t count, int64_t& field) {
+        for (size_t i = 0; i < count; ++i) {
+            const char* v = std::getenv(names[i]);
+            if (!v || !*v) continue;
+            char* end = nullptr;
+            long long n = std::strtoll(v, &end, 10);
+            if (*end != '\0' || n < 0) continue;  // not a rank: ignore it
+            if (!role.variables.empty()) role.variables += ' ';
+            role.variables += std::string(names[i]) + "=" + v;
+            field = n;
+            return;
+        }
+    };
+    take(kRank, std::size(kRank), role.rank);
+    take(kLocal, std::size(kLocal), role.local_rank);
+    take(kSize, std::size(kSize), role.world_size);
+    return role;
 }
 
 std::string ProcessIdentity::exe_basename() const {
@@ -273,7 +301,54 @@ bool exe_has_fatbin() {
 bool looks_like_cuda_program() {
     bool found = false;
     dl_iterate_phdr(find_cuda_lib, &found);
-    return found || exe_has_fatbin();
+    if (found) return true;
+    // The executable does not change within one process image: read its sections once.
+    static std::atomic<int> fatbin{-1};
+    int known = fatbin.load(std::memory_order_acquire);
+    if (known < 0) {
+        known = exe_has_fatbin() ? 1 : 0;
+        fatbin.store(known, std::memory_order_release);
+    }
+    return known == 1;
+}
+
+bool nvidia_driver_on_machine() {
+    return ::access("/proc/driver/nvidia/version", F_OK) == 0 || ::access("/dev/nvidiactl", F_OK) == 0 ||
+           ::access("/dev/dxg", F_OK) == 0;
+}
+
+MissingCuda explain_missing_cuda() {
+    MissingCuda m;
+    if (void* h = cuda_driver_handle()) {
+        auto get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(h, "cuCtxGetCurrent"));
+        auto error_name = reinterpret_cast<CUresult (*)(CUresult, const char**)>(dlsym(h, "cuGetErrorName"));
+        if (!get_current) return m;
+        CUcontext ctx = nullptr;
+        CUresult rc = get_current(&ctx);
+        if (rc == CUDA_ERROR_NOT_INITIALIZED) {
+            m.text = "the CUDA driver is loaded, but this process never initialised CUDA (no CUDA call reached the "
+                     "driver): no CUDA activity to record";
+            return m;
+        }
+        const char* name = nullptr;
+        std::string code = error_name && error_name(rc, &name) == CUDA_SUCCESS && name ? name
+                                                                                         : "CUresult " + std::to_string(rc);
+        m.warn = true;
+        if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_DEINITIALIZED)
+            m.text = "CUDA was initialised in this process without gprof-run's injection (CUDA_INJECTION64_PATH was "
+                     "removed from its environment, or the driver did not honour it)";
+        else
+            m.text = "the CUDA driver could not be initialised in this process (" + code + ")";
+        return m;
+    }
+    if (nvidia_driver_on_machine()) {
+        m.text = "no CUDA call reached the driver in this process (libcuda.so.1 was never loaded)";
+        return m;
+    }
+    m.warn = true;
+    m.text = "no NVIDIA driver on this machine (no /proc/driver/nvidia, /dev/nvidiactl or /dev/dxg; libcuda.so.1 was "
+             "not loaded): CUDA programs cannot run here";
+    return m;
 }
 
 void* cuda_driver_handle() {

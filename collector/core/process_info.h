@@ -28,6 +28,18 @@ struct ProcessIdentity {
     std::string exe_basename() const;
 };
 
+// The process's rank in a distributed job, from its launcher's environment variables (the Role record; see
+// trace::Role for the variables). Nothing else of the environment is read: it carries secrets.
+struct ProcessRole {
+    int64_t rank = -1;
+    int64_t local_rank = -1;
+    int64_t world_size = -1;
+    std::string variables;  // "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2", as found
+
+    bool known() const { return !variables.empty(); }
+    static ProcessRole from_environment();
+};
+
 // Creates <dir>/<base>.<pid>.gprof with O_WRONLY|O_CREAT|O_EXCL|O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600.
 // If the name is taken: <base>.<pid>.1.gprof, .2, ... (the .gprof extension stays last: reports look for it).
 // Returns the fd (path in `path`) or -1 with errno set.
@@ -64,6 +76,21 @@ private:
 // Heuristic for "this process meant to use CUDA": libcudart/libcuda loaded, or the executable carries device
 // code (an .nv_fatbin section, as every nvcc-built binary with kernels has).
 bool looks_like_cuda_program();
+
+// Why a process that looks like a CUDA program recorded no CUDA activity although the driver never called
+// InitializeInjection, judged at its end. `warn` only when the process evidently tried CUDA:
+//   libcuda loaded and initialised (cuCtxGetCurrent answers): without our injection (CUDA_INJECTION64_PATH gone);
+//   libcuda loaded, in an error state: cuInit failed, named;
+//   libcuda not loaded and no NVIDIA driver on the machine: no CUDA program can run here.
+// A process that loaded libcuda but never initialised it, or loaded only libcudart on a machine that has a
+// driver, made no CUDA call: an Info line at most.
+struct MissingCuda {
+    bool warn = false;
+    std::string text;  // empty: nothing to say
+};
+MissingCuda explain_missing_cuda();
+// The NVIDIA kernel driver is present (/proc/driver/nvidia/version, /dev/nvidiactl, or WSL's /dev/dxg).
+bool nvidia_driver_on_machine();
 // The libcuda.so.1 already in the process (dlopen RTLD_NOLOAD: never loads it), or null when there is none. The
 // collector never brings the driver in itself; the handle is kept open (the driver outlives us anyway).
 void* cuda_driver_handle();

@@ -18,9 +18,11 @@
 #include "core/capture_window.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/exec_records.h"
 #include "core/log.h"
 #include "core/process_info.h"
 #include "core/reentry.h"
+#include "core/signals.h"
 #include "cupti/session.h"
 #include "gprof/version.h"
 #include "nvtx/capture.h"
@@ -36,6 +38,11 @@ namespace tr = gprof::trace;
 namespace {
 
 constexpr auto kExitWatchdog = std::chrono::seconds(3);
+// A signal's handler waits signals::kSignalFinishWaitMs for the whole end: each step gets less.
+constexpr auto kSignalWatchdog = std::chrono::milliseconds(1200);
+
+// Why a session ends.
+enum class EndCause : uint8_t { Exit, Exec, Signal };
 
 // Module and thread records, and the capture window's clock: a Pipeline hook on the writer thread.
 struct ProcessRecorder {
@@ -48,6 +55,7 @@ struct ProcessRecorder {
 
     void run(tr::TraceWriter& w, bool final) {
         if (ticks++ % 10 == 0 || final) modules.scan(w);  // libraries dlopen'ed later (CUDA, CUPTI, plugins)
+        write_notes(w);  // children started by vfork + exec that cannot be traced
         if (nvtx) {
             for (uint64_t tid : nvtx->new_threads()) threads.from_comm(w, tid);
             nvtx->clear_new_threads();
@@ -81,58 +89,21 @@ std::atomic<Pipeline*> g_pipeline{nullptr};
 std::atomic<bool> g_child_pending{false};
 std::atomic<bool> g_cuda_attempted{false};
 std::atomic<bool> g_cuda_ok{false};
-// A forked child of a process that had initialised CUDA: the driver is loaded but belongs to the parent's
-// initialisation; a child that never calls CUDA is no CUDA failure.
+// This process image began as a fork of a traced process: what it has of CUDA (libcudart, libcuda, even an
+// initialised driver) came from its parent. It is judged by its own CUDA calls only: the driver calling
+// InitializeInjection in it. A child that never calls CUDA has no CUDA failure to report.
 std::atomic<bool> g_cuda_inherited{false};
 std::atomic<bool> g_nvtx_attached{false};
 std::atomic<bool> g_shutdown_done{false};
-std::atomic<bool> g_in_fatal{false};
+// The pid whose session is active (0: none). A vfork child runs our exec interposer with its parent's session in
+// shared memory: its own pid differs.
+std::atomic<int64_t> g_session_pid{0};
 thread_local bool t_busy = false;  // ReentryGuard flag: an entry point reached again from inside our own code
-
-// ---- fatal signals ----
-
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-struct sigaction g_previous[NSIG];
-bool g_signals_installed = false;
-
-void on_fatal_signal(int sig, siginfo_t* info, void*) {
-    // Async-signal-safe only: atomics, one write(2) inside the writer, sigaction, raise.
-    int saved_errno = errno;
-    if (!g_in_fatal.exchange(true)) {
-        if (Pipeline* p = g_pipeline.load(std::memory_order_acquire)) p->flush_from_signal_handler();
-    }
-    // Put back what the app had (its handler or the default) so the signal ends the process exactly as it
-    // would have without us.
-    ::sigaction(sig, &g_previous[sig], nullptr);
-    // A fault raised by the kernel (si_code > 0) repeats when we return; a signal sent by kill/raise/abort
-    // does not, so send it again: it stays pending until we return, then takes the restored disposition.
-    if (!info || info->si_code <= 0) ::raise(sig);
-    errno = saved_errno;
-}
-
-void install_signal_handlers() {
-    if (g_signals_installed) return;
-    g_signals_installed = true;
-    for (int sig : kFatalSignals) {
-        struct sigaction sa;
-        std::memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
-        struct sigaction old;
-        if (::sigaction(sig, &sa, &old) != 0) continue;
-        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN && sig != SIGABRT) {
-            // The app ignores it: keep it that way (a fault it ignores still kills it, as before).
-            ::sigaction(sig, &old, nullptr);
-            continue;
-        }
-        g_previous[sig] = old;
-    }
-}
 
 // ---- start ----
 
 void ensure_started_locked();
+void end_by_signal(int sig);
 
 void on_fork_prepare() { g_mutex.lock(); }
 void on_fork_parent() { g_mutex.unlock(); }
@@ -150,6 +121,7 @@ void ensure_started_locked() {
         }
         s.config_parsed = true;
         log::init(s.config.log_level);
+        remember_collector_name();
         static bool process_hooks = false;
         if (!process_hooks) {
             // Once per process image: both survive fork, and the child handler re-arms the session.
@@ -201,7 +173,11 @@ void ensure_started_locked() {
         po.flush_ms = s.config.flush_ms;
         s.fd = fd;
         if (!pipeline->start(fd, h, po)) {
-            log::warn("cannot start writing {}; this process is not recorded", s.path);
+            // A file that could not even take its header (a full disk) is no result: remove it.
+            int err = pipeline->write_error();
+            ::unlink(s.path.c_str());
+            log::warn("cannot write the trace file {}{}{}; this process is not recorded", s.path, err ? ": " : "",
+                      err ? std::strerror(err) : "");
             s.inactive = true;
             s.fd = -1;
             nvtx::g_recording.store(false);
@@ -217,6 +193,17 @@ void ensure_started_locked() {
         pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder);
         pipeline->add_periodic_hook(ProcessRecorder::hook, process);
 
+        ProcessRole role = ProcessRole::from_environment();
+        if (role.known()) {
+            pipeline->post([role](tr::TraceWriter& w) {
+                tr::Role r;
+                r.rank = role.rank;
+                r.local_rank = role.local_rank;
+                r.world_size = role.world_size;
+                r.variables = w.intern(role.variables.data(), role.variables.size());
+                w.add(r);
+            });
+        }
         for (const std::string& w : s.config.warnings) {
             log::warn("{}", w);
             pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0, w);
@@ -240,7 +227,8 @@ void ensure_started_locked() {
         s.process = process;
         s.active = true;
         g_pipeline.store(pipeline, std::memory_order_release);
-        install_signal_handlers();
+        g_session_pid.store(pid, std::memory_order_release);
+        signals::install(end_by_signal);
         log::debug("tracing pid {} into {}", pid, s.path);
     } catch (...) {
         log::warn("collector start failed (out of memory?); this process is not recorded");
@@ -258,6 +246,9 @@ void on_fork_child() {
         if (s.fd >= 0) ::close(s.fd);  // our copy of the descriptor; the parent's stays open
     }
     g_pipeline.store(nullptr);
+    g_session_pid.store(0);
+    signals::reset_after_fork();
+    forget_notes();
     s.pipeline = nullptr;  // leaked with its writer: destroying it would write
     s.recorder = nullptr;
     s.process = nullptr;
@@ -265,7 +256,7 @@ void on_fork_child() {
     s.path.clear();
     s.active = false;
     s.inactive = false;
-    g_cuda_inherited.store(g_cuda_attempted.load() || g_cuda_inherited.load());
+    g_cuda_inherited.store(true);
     if (g_cuda_attempted.load()) {
         try {
             cupti::Session::instance().abandon_after_fork();
@@ -275,7 +266,6 @@ void on_fork_child() {
     g_cuda_attempted.store(false);
     g_cuda_ok.store(false);
     g_shutdown_done.store(false);
-    g_in_fatal.store(false);
     capture_window().reset_after_fork();
     nvtx::reset_capture_after_fork();
     nvtx::reset_after_fork();
@@ -301,15 +291,19 @@ template <class Fn> bool run_with_watchdog(std::chrono::milliseconds limit, Fn f
     };
     auto shared = std::make_shared<Shared>();
     try {
-        std::thread t([shared, fn]() mutable {
-            try {
-                fn();
-            } catch (...) {
-            }
-            std::lock_guard lock(shared->m);
-            shared->done = true;
-            shared->cv.notify_all();
-        });
+        std::thread t;
+        {
+            signals::BlockTermination blocked;  // inherited by the helper: a signal for the program never lands on it
+            t = std::thread([shared, fn]() mutable {
+                try {
+                    fn();
+                } catch (...) {
+                }
+                std::lock_guard lock(shared->m);
+                shared->done = true;
+                shared->cv.notify_all();
+            });
+        }
         std::unique_lock lock(shared->m);
         bool ok = shared->cv.wait_for(lock, limit, [&] { return shared->done; });
         lock.unlock();
@@ -382,6 +376,71 @@ cupti::SessionOptions cupti_options(const Config& config) {
     return so;
 }
 
+// The CUPTI session writes into `pipeline` from now on: capture window, periodic flush.
+void attach_cuda(Pipeline& pipeline) {
+    auto& session = cupti::Session::instance();
+    session.rebind(pipeline);
+    // The window may have moved while CUPTI was starting: from here on it switches CUPTI itself.
+    capture_window().attach_cupti(&session);
+    pipeline.add_periodic_hook(
+        [](void*, tr::TraceWriter&, bool final) {
+            // Periodic flush: completed buffers reach the file within one period. The forced flush at exit runs
+            // separately, under a watchdog.
+            if (!final) cupti::Session::instance().flush(false);
+        },
+        nullptr);
+}
+
+// Ends this process's session: the CUPTI forced flush, a word on missing CUDA activity, `before_end`, the capture
+// window, the last drain and the End record. Once per session (exit, exec or signal, whichever comes first).
+template <class BeforeEnd> void finish_session(EndCause cause, int sig, BeforeEnd before_end) noexcept {
+    if (g_shutdown_done.exchange(true)) return;
+    try {
+        Pipeline* pipeline = nullptr;
+        Config config;
+        {
+            std::lock_guard lock(g_mutex);
+            if (!state().active) return;
+            pipeline = state().pipeline;
+            config = state().config;
+        }
+        auto limit = cause == EndCause::Signal ? std::chrono::duration_cast<std::chrono::milliseconds>(kSignalWatchdog)
+                                               : std::chrono::duration_cast<std::chrono::milliseconds>(kExitWatchdog);
+        if (g_cuda_ok.load()) {
+            bool ok = run_with_watchdog(limit, [] { cupti::Session::instance().flush(true); });
+            if (!ok) {
+                log::warn("CUPTI's final flush did not return within {} ms; GPU records since the last flush are missing",
+                          limit.count());
+                pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, 0,
+                                      "CUPTI forced flush at the end timed out: recent GPU records missing");
+            }
+        } else if (config.trace_cuda && !g_cuda_attempted.load() && !g_cuda_inherited.load() &&
+                   looks_like_cuda_program()) {
+            // The driver never called InitializeInjection: say why, if this process tried CUDA at all.
+            MissingCuda missing = explain_missing_cuda();
+            if (!missing.text.empty()) {
+                if (missing.warn) log::warn("CUDA activity not recorded: {}", missing.text);
+                pipeline->post_status(tr::Component::Driver,
+                                      missing.warn ? tr::StatusLevel::Warning : tr::StatusLevel::Info, 0,
+                                      "CUDA activity not recorded: " + missing.text);
+            }
+        }
+        before_end(*pipeline);
+        capture_window().close_at_exit(clock::now());
+        uint32_t end_signal = cause == EndCause::Signal ? static_cast<uint32_t>(sig) : 0u;
+        bool finished = run_with_watchdog(limit, [pipeline, end_signal] { pipeline->finish(end_signal); });
+        if (!finished) log::warn("the trace writer did not finish in time; the trace may lack its end");
+        g_pipeline.store(nullptr, std::memory_order_release);
+        nvtx::g_recording.store(false, std::memory_order_relaxed);
+        log::debug("trace written to {}", session_trace_path());
+    } catch (...) {
+    }
+}
+
+void end_by_signal(int sig) {
+    finish_session(EndCause::Signal, sig, [](Pipeline&) {});
+}
+
 }  // namespace
 
 int session_initialize_injection() noexcept {
@@ -414,15 +473,7 @@ int session_initialize_injection() noexcept {
             return 1;
         }
         g_cuda_ok.store(true);
-        // The window may have moved while CUPTI was starting: from here on it switches CUPTI itself.
-        capture_window().attach_cupti(&session);
-        pipeline->add_periodic_hook(
-            [](void*, tr::TraceWriter&, bool final) {
-                // Periodic flush: completed buffers reach the file within one period. The forced flush at exit
-                // runs separately, under a watchdog.
-                if (!final) cupti::Session::instance().flush(false);
-            },
-            nullptr);
+        attach_cuda(*pipeline);
     } catch (...) {
     }
     return 1;
@@ -444,52 +495,101 @@ void session_post_thread_name(uint64_t tid, std::string_view name) noexcept {
 }
 
 void session_shutdown() noexcept {
-    if (g_shutdown_done.exchange(true)) return;
-    try {
-        Pipeline* pipeline = nullptr;
-        Config config;
-        {
-            std::lock_guard lock(g_mutex);
-            if (!state().active) return;
-            pipeline = state().pipeline;
-            config = state().config;
-        }
-        if (g_cuda_ok.load()) {
-            bool ok = run_with_watchdog(kExitWatchdog, [] { cupti::Session::instance().flush(true); });
-            if (!ok) {
-                log::warn("CUPTI's final flush did not return within 3 s; GPU records since the last flush are missing");
-                pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, 0,
-                                      "CUPTI forced flush at exit timed out (3 s): recent GPU records missing");
-            }
-        } else if (config.trace_cuda && !g_cuda_attempted.load() && !g_cuda_inherited.load() &&
-                   looks_like_cuda_program()) {
-            // The driver never called InitializeInjection: say why a CUDA program has no GPU activity.
-            std::string reason = cuda_driver_loaded()
-                                     ? "the CUDA driver was loaded but never initialised (cuInit failed or was not "
-                                       "called, or CUDA_INJECTION64_PATH was not set)"
-                                     : "no CUDA driver in this process (libcuda.so.1 was not loaded: no NVIDIA "
-                                       "driver installed, or the program failed before initialising CUDA)";
-            log::warn("CUDA activity not recorded: {}", reason);
-            pipeline->post_status(tr::Component::Driver, tr::StatusLevel::Warning, 0,
-                                  "CUDA activity not recorded: " + reason);
-        }
-        capture_window().close_at_exit(clock::now());
-        bool finished = run_with_watchdog(kExitWatchdog, [pipeline] { pipeline->finish(); });
-        if (!finished) log::warn("the trace writer did not finish within 3 s; the trace may lack its end");
-        g_pipeline.store(nullptr, std::memory_order_release);
-        nvtx::g_recording.store(false, std::memory_order_relaxed);
-        log::debug("trace written to {}", session_trace_path());
-    } catch (...) {
-    }
+    finish_session(EndCause::Exit, 0, [](Pipeline&) {});
 }
 
 void session_finish_before_exit() noexcept {
-    if (t_busy || g_in_fatal.load()) return;  // inside our own code, or dying of a signal
+    if (t_busy || signals::in_fatal_signal()) return;  // inside our own code, or dying of a signal
     if (!g_mutex.try_lock()) return;
     State& s = state();
     bool ours = s.active && s.identity.pid == static_cast<int64_t>(::syscall(SYS_getpid));
     g_mutex.unlock();
     if (ours) session_shutdown();
+}
+
+// ---- exec and spawn ----
+
+ExecTicket session_before_exec(const ProgramImage& image, char* const argv[]) noexcept {
+    ExecTicket ticket;
+    if (image.will_fail()) return ticket;  // the exec cannot work: the process goes on as it is
+    int64_t self = static_cast<int64_t>(::syscall(SYS_getpid));
+    int64_t owner = g_session_pid.load(std::memory_order_acquire);
+    if (owner == 0) return ticket;
+    if (owner != self) {
+        // A vfork child (its parent's memory, its parent's session): no lock, no allocation. Only an untraceable
+        // program leaves a note; a traced one records itself.
+        if (image.image != tr::ExecImage::Traced) ticket.note = leave_note(self, image, argv);
+        return ticket;
+    }
+    ReentryGuard guard(t_busy);
+    if (!guard.entered()) return ticket;
+    try {
+        std::string path;
+        {
+            std::lock_guard lock(g_mutex);
+            if (!state().active || g_shutdown_done.load()) return ticket;
+            path = state().path;
+        }
+        bool recorded_something = g_cuda_attempted.load() || nvtx::streams() != nullptr;
+        if (image.image == tr::ExecImage::Traced && !recorded_something) {
+            // Nothing here that the new image's own trace (same pid, from its start) will not say: one trace per
+            // process. Its writer may go on into the unlinked file until the exec replaces us.
+            ::unlink(path.c_str());
+            ticket.action = ExecTicket::Action::HandedOver;
+            log::debug("exec of {}: the trace is handed over to the new image", image.path);
+            return ticket;
+        }
+        finish_session(EndCause::Exec, 0, [&](Pipeline& pipeline) {
+            post_exec_record(pipeline, self, image, argv, false);
+        });
+        ticket.action = ExecTicket::Action::Ended;
+    } catch (...) {
+    }
+    return ticket;
+}
+
+void session_exec_failed(const ExecTicket& ticket, const ProgramImage& image, int error) noexcept {
+    withdraw_note(ticket.note);
+    if (ticket.action == ExecTicket::Action::None) return;
+    ReentryGuard guard(t_busy);
+    if (!guard.entered()) return;
+    try {
+        // The process goes on: so does its recording, in a new trace file (the old one is finished or removed).
+        Pipeline* old = nullptr;
+        {
+            std::lock_guard lock(g_mutex);
+            State& s = state();
+            old = s.pipeline;
+            s.pipeline = nullptr;  // leaked: a late CUPTI buffer may still name it
+            s.recorder = nullptr;
+            s.process = nullptr;
+            s.fd = -1;
+            s.path.clear();
+            s.active = false;
+            g_pipeline.store(nullptr, std::memory_order_release);
+        }
+        if (ticket.action == ExecTicket::Action::HandedOver && old) old->finish();  // its file is already gone
+        capture_window().reset_after_fork();
+        nvtx::reset_capture_after_fork();
+        g_shutdown_done.store(false);
+        Pipeline* pipeline = nullptr;
+        {
+            std::lock_guard lock(g_mutex);
+            ensure_started_locked();
+            if (state().active) pipeline = state().pipeline;
+        }
+        if (!pipeline) return;
+        pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Info, error,
+                              std::string("the exec of ") + image.path + " failed (" + std::strerror(error) +
+                                  "): this process went on, and its trace continues here");
+        if (g_cuda_ok.load()) attach_cuda(*pipeline);
+    } catch (...) {
+    }
+}
+
+void session_spawned(int64_t pid, const ProgramImage& image, char* const argv[]) noexcept {
+    if (image.will_fail() || image.image == tr::ExecImage::Traced || pid <= 0) return;
+    if (Pipeline* p = g_pipeline.load(std::memory_order_acquire)) post_exec_record(*p, pid, image, argv, true);
 }
 
 Pipeline* session_pipeline() noexcept { return g_pipeline.load(std::memory_order_acquire); }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/program_image.h"
 #include "nvtx/handlers.h"
 
 namespace gprof::collector {
@@ -29,6 +30,25 @@ void session_shutdown() noexcept;
 // session lock (the app may call _exit from a signal handler). Otherwise nothing: the periodic flush has
 // already written all but the last period.
 void session_finish_before_exit() noexcept;
+
+// ---- exec and spawn (inject/src/process_interpose.cpp) ----
+// What the session did before an exec, for session_exec_failed.
+struct ExecTicket {
+    enum class Action : uint8_t {
+        None,       // nothing: the exec cannot work, no session, or a vfork child (see note)
+        HandedOver, // the trace held nothing the new image's own trace will not: removed, the new image records
+        Ended,      // the trace was finished with an Exec record and End (an untraceable image, or records to keep)
+    };
+    Action action = Action::None;
+    int note = -1;  // a vfork child's note for its parent's writer (exec_records.h)
+};
+// Before this process execs `image` with `argv` (any thread; also in a vfork child, where it only leaves a note).
+ExecTicket session_before_exec(const ProgramImage& image, char* const argv[]) noexcept;
+// The exec returned: it failed with `error`. The process goes on, and so does its recording (a new trace file when
+// the old one was ended or handed over, with a Status line saying why).
+void session_exec_failed(const ExecTicket& ticket, const ProgramImage& image, int error) noexcept;
+// posix_spawn started `pid` running `image`: an Exec record (spawned = 1) when it cannot be traced.
+void session_spawned(int64_t pid, const ProgramImage& image, char* const argv[]) noexcept;
 
 // From NVTX handlers.
 void session_post_thread_name(uint64_t tid, std::string_view name) noexcept;

@@ -107,6 +107,7 @@ LoadResult load_cupti_file(const std::string& path, const char* found_by) {
     resolve_optional(handle, "cuptiGetErrorMessage", api->GetErrorMessage);
     resolve_optional(handle, "cuptiGetContextId", api->GetContextId);
     resolve_optional(handle, "cuptiGetDeviceId", api->GetDeviceId);
+    resolve_optional(handle, "cuptiSubscribe_v2", api->Subscribe_v2);
 
     api->handle = handle;
     api->path = real_path_of(handle, path);

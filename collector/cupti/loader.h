@@ -47,6 +47,8 @@ struct CuptiApi {
     CUptiResult (*GetErrorMessage)(CUptiResult, const char**) = nullptr;
     CUptiResult (*GetContextId)(CUcontext, uint32_t*) = nullptr;
     CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
+    // CUDA 13.0: a named subscription, and the holder's name when refused.
+    CUptiResult (*Subscribe_v2)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*) = nullptr;
 
     void* handle = nullptr;    // dlopen handle; never closed once a session uses it
     uint32_t version = 0;      // cuptiGetVersion

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <iterator>
 #include <new>
 
+#include "core/log.h"
 #include "core/process_info.h"
 #include "core/reentry.h"
 #include "cupti/buffers.h"
@@ -53,11 +55,16 @@ void CUPTIAPI subscriber_callback(void* userdata, CUpti_CallbackDomain domain, C
     static_cast<Session*>(userdata)->on_callback(domain, cbid, data);
 }
 
-// One line naming what refused us and what the user can do about it.
-std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc) {
+// One line naming what refused us and what the user can do about it. holder: CUPTI's name for the subscriber that
+// holds it (cuptiSubscribe_v2's oldSubscriberName), empty when unknown.
+std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc, const std::string& holder = {}) {
     std::string name = result_name(api, rc);
     switch (rc) {
         case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+            if (!holder.empty())
+                return "another tool already uses CUPTI in this process: " + holder + " (" + name +
+                       "; a profiler such as nsys, ncu or torch.profiler, a debugger or compute-sanitizer): no GPU "
+                       "activity is recorded";
             return "another profiler already uses CUPTI in this process (torch.profiler, nsys, ncu or "
                    "compute-sanitizer; " + name + "): no GPU activity is recorded";
         case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
@@ -103,6 +110,9 @@ const char* kind_name(CUpti_ActivityKind k) {
         default: return "?";
     }
 }
+
+// "12.4" for the driver API version 12040.
+std::string cuda_version_text(uint32_t v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 }  // namespace
 
@@ -192,13 +202,28 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     // uses kernel tids, so ask for those.
     if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 
-    CUptiResult rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+    // CUPTI needs a driver of its own CUDA major (CUPTI 13 needs a CUDA 13 driver, r580 or newer); with an older
+    // one it could not work. Say so with both versions and leave CUDA to the program untouched.
+    // (Read before any kind is enabled: our own cuDriverGetVersion is not the program's call.)
+    driver_version_ = driver_version();
+    if (uint32_t driver = driver_version_; driver != 0 && driver / 1000 < api.version / 10000) {
+        result.code = static_cast<int32_t>(CUPTI_ERROR_NOT_INITIALIZED);
+        result.reason = "CUPTI unavailable: the CUDA driver supports CUDA " + cuda_version_text(driver) +
+                        " but CUPTI " + std::to_string(api.version) + " (" + api.path + ") needs a driver for CUDA " +
+                        std::to_string(api.version / 10000) + " or newer" +
+                        (api.version / 10000 == 13 ? " (r580 or later)" : "") +
+                        ": no GPU activity is recorded (NVTX and processes are)";
+        return result;
+    }
+
+    std::string holder;
+    CUptiResult rc = subscribe(holder);
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && forked_child_ && parent_subscriber_) {
         // A forked child re-initialising CUDA: the subscriber CUPTI knows is our parent's copy, not another
         // profiler. Drop it and subscribe again (to be confirmed on a GPU; a refusal is reported below).
         api.Unsubscribe(parent_subscriber_);
         parent_subscriber_ = nullptr;
-        rc = api.Subscribe(&subscriber_, subscriber_callback, this);
+        rc = subscribe(holder);
         if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
             subscriber_ = nullptr;
             result.code = static_cast<int32_t>(rc);
@@ -210,7 +235,7 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     if (rc != CUPTI_SUCCESS) {
         subscriber_ = nullptr;
         result.code = static_cast<int32_t>(rc);
-        result.reason = "CUPTI unavailable: " + refusal_text(api_, "cuptiSubscribe", rc);
+        result.reason = "CUPTI unavailable: " + refusal_text(api_, "cuptiSubscribe", rc, holder);
         return result;
     }
     g_buffer_session.store(this, std::memory_order_release);
@@ -297,7 +322,7 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     }
 
     CudaVersions versions;
-    versions.driver_version = driver_version();
+    versions.driver_version = driver_version_;
     versions.cupti_api_version = api.version;
     versions.cupti_library = api.path;
     pipeline.post_cuda_info(versions);
@@ -388,6 +413,51 @@ bool Session::set_recording(bool on) {
     status(StatusLevel::Error, static_cast<int32_t>(failure),
            "no CUPTI activity kind could be enabled: " + refusal_text(api_, "cuptiActivityEnable", failure));
     return false;
+}
+
+CUptiResult Session::subscribe(std::string& holder) {
+    const CuptiApi& api = *api_;
+    holder.clear();
+    if (!api.Subscribe_v2) return api.Subscribe(&subscriber_, subscriber_callback, this);
+    // Named, so that a tool refused because of us is told who holds CUPTI ("CUPTI for gprof-run"), and we learn
+    // who holds it when we are the one refused.
+    char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = kSubscriberName;
+    params.oldSubscriberName = old_name;
+    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
+    CUptiResult rc = api.Subscribe_v2(&subscriber_, subscriber_callback, this, &params);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) holder.assign(old_name, ::strnlen(old_name, sizeof old_name));
+    return rc;
+}
+
+void Session::other_client_subscribed(const std::string& who, CUptiResult result) noexcept {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return;  // we hold nothing: CUPTI's answer stands alone
+    try {
+        {
+            std::lock_guard<std::mutex> lock(clients_mutex_);
+            if (!clients_said_.insert(who + "|" + std::to_string(result)).second) return;  // once per client and answer
+        }
+        if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            std::string line = who + " asked CUPTI for a subscription while gprof-run held it; CUPTI refused it (" +
+                               result_name(api_, result) + "), so it records no GPU activity in this process. To let "
+                               "it record, run gprof-run with -t nvtx: gprof-run then records NVTX and processes and "
+                               "leaves CUPTI to the program";
+            log::warn("{}", line);
+            status(StatusLevel::Warning, static_cast<int32_t>(result), line);
+        } else if (result == CUPTI_SUCCESS) {
+            status(StatusLevel::Info, 0, who + " subscribed to CUPTI beside gprof-run: both record GPU activity");
+        }
+    } catch (...) {
+    }
+}
+
+void Session::rebind(Pipeline& pipeline) noexcept {
+    if (!started() || abandoned_.load(std::memory_order_acquire)) return;
+    if (pipeline_.load(std::memory_order_acquire) == &pipeline) return;
+    pipeline.set_activity_consumer(activity_consumer(translator_));
+    pipeline_.store(&pipeline, std::memory_order_release);
 }
 
 void Session::abandon_after_fork() {
@@ -528,8 +598,15 @@ void Session::on_context_created(CUcontext ctx) {
         uint32_t bit = 1u << device;
         if (devices_seen_.fetch_or(bit) & bit) return;  // one Device record per device
     }
-    DeviceInfo info;
-    if (query_device(device, info)) p->post_device(info);
+    // The driver queries run on the writer thread, not here: CUPTI records driver calls made from inside its own
+    // callback as the program's (they would appear in the program's API tables). Calls of the translating thread
+    // itself are left out of the trace (Translator), so these never show.
+    p->post([this, p, device](trace::TraceWriter& w) {
+        auto self = static_cast<uint32_t>(::gettid());
+        if (self == p->writer_tid()) translator_.set_own_thread(self);  // both run on this thread
+        DeviceInfo info;
+        if (query_device(device, info)) write_device_record(w, info);
+    });
 }
 
 }  // namespace gprof::collector::cupti

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,10 @@ public:
     // to enable any kind is written as an Error Status.
     bool set_recording(bool on);
 
+    // The process went on after a failed exec with a new pipeline (and trace file): buffers and records go there
+    // from now on.
+    void rebind(Pipeline& pipeline) noexcept;
+
     // In a forked child: CUPTI state inherited from the parent is unusable; make every entry point a no-op
     // without calling CUPTI. The child's new session, if any, comes from the driver calling
     // InitializeInjection again.
@@ -112,7 +117,16 @@ public:
 
     Translator& translator() { return translator_; }
 
+    // Another CUPTI client of the program subscribed (cupti/clients.h) and CUPTI answered `result`: when it was
+    // refused because we hold the subscription, a Warning Status and one stderr line name it and the way out.
+    void other_client_subscribed(const std::string& who, CUptiResult result) noexcept;
+
+    // The name we subscribe under (cuptiSubscribe_v2): other tools' refusals say "CUPTI for gprof-run".
+    static constexpr const char* kSubscriberName = "gprof-run";
+
 private:
+    // cuptiSubscribe_v2 with our name where CUPTI has it; on a refusal `holder` gets the holder's name.
+    CUptiResult subscribe(std::string& holder);
     bool enable_kinds(bool report, CUptiResult& first_failure);  // state_mutex_ held
     void disable_kinds();            // state_mutex_ held
     void apply_api_filters();
@@ -143,6 +157,9 @@ private:
     bool enable_failure_reported_ = false;    // a kind that will not enable is warned about once, not per range
     std::atomic<bool> in_profiler_range_{false};
     std::atomic<uint32_t> devices_seen_{0};   // bit per device ordinal < 32 already posted
+    uint32_t driver_version_ = 0;             // cuDriverGetVersion, read at start before any kind is enabled
+    std::mutex clients_mutex_;
+    std::set<std::string> clients_said_;      // other CUPTI clients already reported
 
     std::atomic<uint64_t> buffers_requested_{0}, buffers_completed_{0}, dropped_reported_{0}, backtraces_{0},
         profiler_starts_{0}, profiler_stops_{0};

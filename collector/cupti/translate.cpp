@@ -97,6 +97,12 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
         case CUPTI_ACTIVITY_KIND_RUNTIME:
         case CUPTI_ACTIVITY_KIND_DRIVER: {
             auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+            // The translating thread is the collector's writer: its driver calls (device properties) are ours,
+            // not the program's.
+            if (own_tid_ != 0 && a->threadId == own_tid_) {
+                ++stats_.own_calls;
+                return true;
+            }
             bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
             ApiCall r;
             r.start = ts(a->start);
@@ -298,10 +304,11 @@ size_t Translator::translate(TraceWriter& w, const uint8_t* buffer, size_t valid
             if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED) ++stats_.malformed;
             break;
         }
-        if (translate_one(w, record))
-            ++written;
-        else
+        uint64_t own_before = stats_.own_calls;
+        if (!translate_one(w, record))
             ++stats_.skipped;
+        else if (stats_.own_calls == own_before)
+            ++written;
     }
     stats_.records += written;
     return written;

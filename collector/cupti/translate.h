@@ -26,6 +26,7 @@ struct TranslateStats {
     uint64_t records = 0;         // trace records written
     uint64_t skipped = 0;         // CUPTI records of kinds we do not translate
     uint64_t malformed = 0;       // the walk stopped early on a bad record (rest of that buffer lost)
+    uint64_t own_calls = 0;       // API records of the collector's own thread, left out
 };
 
 // Caches names (interned ids) per writer: API names per callback id, kernel names per CUPTI name pointer.
@@ -36,12 +37,14 @@ public:
     void set_api(const CuptiApi* api) { api_ = api; }
     // Added to every non-zero CUPTI timestamp (trace clock minus CUPTI clock; 0 when CUPTI uses ours).
     void set_timestamp_offset(int64_t offset_ns) { offset_ = offset_ns; }
+    // The collector's own thread (the writer, which makes the device queries): its API records are left out.
+    void set_own_thread(uint32_t tid) { own_tid_ = tid; }
     // Forgets every cached string id (a new writer, e.g. in a forked child). Also done automatically when a
     // different writer object is seen.
     void reset();
 
-    // Walks buffer[0, valid_size) with cuptiActivityGetNextRecord and writes one record per activity.
-    // Returns the number of trace records written.
+    // Walks buffer[0, valid_size) with cuptiActivityGetNextRecord and writes one record per activity, except the
+    // API calls of the collector's own thread (set_own_thread). Returns the number of trace records written.
     size_t translate(trace::TraceWriter& writer, const uint8_t* buffer, size_t valid_size);
 
     const TranslateStats& stats() const { return stats_; }
@@ -54,6 +57,7 @@ private:
 
     const CuptiApi* api_;
     int64_t offset_ = 0;
+    uint32_t own_tid_ = 0;  // the collector's writer thread: its API calls are the collector's, not the program's
     const trace::TraceWriter* writer_ = nullptr;
     std::vector<trace::StringId> runtime_names_;  // by cbid; 0 = not looked up yet
     std::vector<trace::StringId> driver_names_;

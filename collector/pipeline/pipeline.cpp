@@ -3,15 +3,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/signals.h"
 
 namespace gprof::collector {
 
 namespace tr = gprof::trace;
+
+void write_device_record(tr::TraceWriter& writer, const DeviceInfo& device) {
+    tr::Device r;
+    r.id = device.id;
+    r.name = writer.intern(device.name.data(), device.name.size());
+    r.cc_major = device.cc_major;
+    r.cc_minor = device.cc_minor;
+    r.sm_count = device.sm_count;
+    r.global_memory_bytes = device.global_memory_bytes;
+    r.uuid = device.uuid.empty() ? 0 : writer.intern(device.uuid.data(), device.uuid.size());
+    writer.add(r);
+}
 
 struct Pipeline::Message {
     enum class Kind : uint8_t {
@@ -52,6 +66,7 @@ bool Pipeline::start(int fd, const tr::HeaderInfo& header, const Options& option
     }
     try {
         running_.store(true, std::memory_order_release);
+        signals::BlockTermination blocked;  // a signal for the program never runs its handler on our thread
         thread_ = std::thread([this] { run(); });
     } catch (...) {
         running_.store(false);
@@ -208,6 +223,14 @@ bool Pipeline::flush(std::chrono::milliseconds timeout) {
     }
 }
 
+void Pipeline::say_write_error() {
+    if (write_error_said_ || !writer_.failed()) return;
+    write_error_said_ = true;
+    int err = writer_.error();
+    log::warn("cannot write the trace ({}): recording goes on, and what does not fit is counted and said at the end",
+              std::strerror(err));
+}
+
 void Pipeline::run_hooks(bool final) {
     std::vector<std::pair<PeriodicHook, void*>> hooks;
     {
@@ -270,18 +293,7 @@ void Pipeline::handle(Message& m) {
         writer_.add(r);
         break;
     }
-    case K::Device: {
-        tr::Device r;
-        r.id = m.device.id;
-        r.name = writer_.intern(m.device.name.data(), m.device.name.size());
-        r.cc_major = m.device.cc_major;
-        r.cc_minor = m.device.cc_minor;
-        r.sm_count = m.device.sm_count;
-        r.global_memory_bytes = m.device.global_memory_bytes;
-        r.uuid = m.device.uuid.empty() ? 0 : writer_.intern(m.device.uuid.data(), m.device.uuid.size());
-        writer_.add(r);
-        break;
-    }
+    case K::Device: write_device_record(writer_, m.device); break;
     case K::Capture: writer_.add(m.capture); break;
     case K::Dropped: writer_.add(m.dropped); break;
     case K::ThreadName:
@@ -350,6 +362,7 @@ void Pipeline::run() {
                 run_hooks(stopping);
                 drain_queue(batch);
                 writer_.flush();
+                say_write_error();
                 clock::recalibrate();
                 next = std::chrono::steady_clock::now() + period;
             }
@@ -365,12 +378,13 @@ void Pipeline::run() {
     }
 }
 
-void Pipeline::finish() {
+void Pipeline::finish(uint32_t ended_by_signal) {
     if (abandoned_.load()) return;
     {
         std::lock_guard lock(mutex_);
         if (finished_) return;
         stop_ = true;
+        end_signal_ = ended_by_signal;
     }
     wake_.notify_one();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
@@ -387,7 +401,8 @@ void Pipeline::finish() {
     }
     if (writer_.is_open()) {
         for (Message& m : rest) handle(m);  // posted after the thread's last drain
-        writer_.finish(clock::now());
+        writer_.finish(clock::now(), end_signal_);
+        say_write_error();
     }
     running_.store(false, std::memory_order_release);
     flushed_.notify_all();

@@ -51,6 +51,9 @@ struct CudaVersions {
     std::string cupti_library;  // path of the libcupti that was loaded
 };
 
+// A Device record from `device` (writer thread).
+void write_device_record(trace::TraceWriter& writer, const DeviceInfo& device);
+
 // A loaded object, for symbolisation outside the target.
 struct ModuleInfo {
     uint64_t base = 0;
@@ -90,6 +93,8 @@ public:
     // Takes ownership of fd, writes the header and starts the writer thread. False (fd closed) on failure.
     bool start(int fd, const trace::HeaderInfo& header, const Options& options);
     bool running() const { return running_.load(std::memory_order_acquire); }
+    // The trace file's first write error (errno), 0 when none. After start() failed: why.
+    int write_error() const { return writer_.error(); }
 
     // ---- wiring (before or after start) ----
     void set_activity_consumer(const ActivityConsumer& consumer);
@@ -117,8 +122,8 @@ public:
     bool flush(std::chrono::milliseconds timeout);
 
     // Drains everything, runs the hooks with final = true, writes the End record and joins the writer
-    // thread. Idempotent. Must not be called from the writer thread or a hook.
-    void finish();
+    // thread. Idempotent. Must not be called from the writer thread or a hook. ended_by_signal: End.signal.
+    void finish(uint32_t ended_by_signal = 0);
 
     // Async-signal-safe: writes the writer's open chunk (records already encoded). Nothing else.
     void flush_from_signal_handler() noexcept;
@@ -142,6 +147,7 @@ private:
     void drain_queue(std::deque<Message>& batch);
     void handle(Message& m);
     void run_hooks(bool final);
+    void say_write_error();
 
     trace::TraceWriter writer_;
     Options options_;
@@ -160,6 +166,8 @@ private:
     ActivityConsumer consumer_;
     std::vector<std::pair<PeriodicHook, void*>> hooks_;
     bool finished_ = false;
+    uint32_t end_signal_ = 0;
+    bool write_error_said_ = false;  // the first write error is said once on stderr
 
     std::atomic<uint64_t> activity_buffers_{0};
     std::atomic<uint64_t> activity_records_{0};

@@ -151,6 +151,17 @@ std::string_view memory_pool_type_name(MemoryPoolType type) {
     return "unknown";
 }
 
+std::string_view exec_image_name(ExecImage image) {
+    switch (image) {
+        case ExecImage::Traced: return "traced";
+        case ExecImage::Static: return "static";
+        case ExecImage::Foreign: return "foreign";
+        case ExecImage::Privileged: return "privileged";
+        case ExecImage::NoCollector: return "no_collector";
+    }
+    return "unknown";
+}
+
 std::string_view nvtx_payload_name(NvtxPayload payload) {
     switch (payload) {
         case NvtxPayload::None: return "none";

@@ -1,8 +1,14 @@
 #include "gprof/trace/writer.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
-#include <unistd.h>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "codec.h"
 
@@ -91,6 +97,12 @@ public:
         }
     }
 
+    // The text of `id` (for defining it again after the chunk that defined it was lost).
+    std::string_view text(StringId id) const {
+        if (id == 0 || id > by_id_.size()) return {};
+        return std::string_view(arena_ + by_id_[id - 1].first, by_id_[id - 1].second);
+    }
+
     StringId insert(const char* s, size_t n, uint64_t h) {
         if ((count_ + 1) * 2 > capacity_ && !grow_slots()) return 0;
         if (arena_used_ + n > arena_capacity_) {
@@ -102,6 +114,11 @@ public:
             arena_capacity_ = cap;
         }
         std::memcpy(arena_ + arena_used_, s, n);
+        try {
+            by_id_.emplace_back(static_cast<uint32_t>(arena_used_), static_cast<uint32_t>(n));
+        } catch (...) {
+            return 0;
+        }
         StringId id = ++count_;
         place(Slot{h, static_cast<uint32_t>(arena_used_), static_cast<uint32_t>(n), id});
         arena_used_ += n;
@@ -141,6 +158,7 @@ private:
     size_t capacity_ = 0;
     size_t mask_ = 0;
     uint32_t count_ = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> by_id_;  // [id - 1]: offset and length in the arena
     char* arena_ = nullptr;
     size_t arena_used_ = 0;
     size_t arena_capacity_ = 0;
@@ -191,12 +209,16 @@ bool TraceWriter::open(int fd, const HeaderInfo& h, const Options& options) {
     std::memmove(after_len, body, body_len);
     used_ = static_cast<size_t>(after_len - rec) + body_len;
     count_ = 1;
-    return flush();
+    // The header chunk must fit with the tail reserve: a trace that could not even say it was cut short is not
+    // started at all.
+    return write_open_chunk(false);
 }
 
 void TraceWriter::begin_chunk() {
     used_ = 0;
     count_ = 0;
+    chunk_strings_ = 0;
+    chunk_string_ids_.clear();
     prev_time_ = 0;
     prev_correlation_ = 0;
     committed_.store(0, std::memory_order_release);
@@ -215,9 +237,16 @@ bool TraceWriter::reserve(size_t bytes) {
 
 template <RecordStruct R> void TraceWriter::add_record(const R& r) {
     if (fd_ < 0) return;
-    if (!reserve(kMaxRecordBytes)) {
-        ++records_lost_;
-        return;
+    // After a lost chunk, the strings it defined are defined again first; a chunk lost while making room for this
+    // record may have held definitions it uses, so that is checked again (a few times at most: on a disk that
+    // takes nothing, what follows is lost anyway).
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        if (!undefined_.empty()) [[unlikely]] define_lost_strings();
+        if (!reserve(kMaxRecordBytes)) {
+            ++records_lost_;
+            return;
+        }
+        if (undefined_.empty()) [[likely]] break;
     }
     uint8_t* rec = buffer_ + kChunkHeaderBytes + used_;
     rec[0] = static_cast<uint8_t>(RecordKindOf<R>::value);
@@ -251,6 +280,11 @@ StringId TraceWriter::intern(const char* s, size_t len) {
     if (!reserve(1 + 3 + 5 + len)) return 0;
     StringId id = strings_->insert(s, len, h);
     if (id == 0) return 0;
+    define_string(id, s, len);
+    return id;
+}
+
+void TraceWriter::define_string(StringId id, const char* s, size_t len) {
     uint8_t* rec = buffer_ + kChunkHeaderBytes + used_;
     rec[0] = static_cast<uint8_t>(RecordKind::String);
     uint8_t* p = put_varint(rec + 1, varint_size(id) + len);
@@ -258,27 +292,89 @@ StringId TraceWriter::intern(const char* s, size_t len) {
     std::memcpy(p, s, len);
     used_ = static_cast<size_t>(p + len - (buffer_ + kChunkHeaderBytes));
     ++count_;
+    ++chunk_strings_;
+    try {
+        chunk_string_ids_.push_back(id);
+    } catch (...) {
+    }
     committed_.store((static_cast<uint64_t>(count_) << 32) | used_, std::memory_order_release);
-    return id;
+}
+
+void TraceWriter::define_lost_strings() {
+    // Defined again under the same ids, before any record that uses them: the callers' cached ids stay valid.
+    std::vector<StringId> pending;
+    pending.swap(undefined_);
+    for (StringId id : pending) {
+        std::string_view t = strings_ ? strings_->text(id) : std::string_view();
+        if (!reserve(1 + 3 + 5 + t.size())) continue;
+        define_string(id, t.data(), t.size());
+    }
 }
 
 #define GPROF_TRACE_ADD_RECORD(Kind, number, member, name) template void TraceWriter::add_record(const Kind&);
 GPROF_TRACE_RECORD_KINDS(GPROF_TRACE_ADD_RECORD)
 #undef GPROF_TRACE_ADD_RECORD
 
-bool TraceWriter::write_chunk(const uint8_t* data, size_t size) {
-    int err = 0;
-    if (!write_all(fd_, data, size, err)) {
-        error_ = err;
+namespace {
+
+// Whether the file may grow to `size` bytes: a write past RLIMIT_FSIZE would send SIGXFSZ, which ends the program.
+bool within_file_size_limit(uint64_t size) noexcept {
+    rlimit limit{};
+    return ::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+           size <= static_cast<uint64_t>(limit.rlim_cur);
+}
+
+}  // namespace
+
+bool TraceWriter::make_room(size_t bytes) {
+    uint64_t want = bytes_written_ + bytes + kTailReserveBytes;
+    if (!can_preallocate_ || want <= allocated_to_) return true;
+    // fallocate, not posix_fallocate: the glibc fallback would write zeros into a file opened O_APPEND.
+    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
+                    static_cast<off_t>(want - bytes_written_)) == 0) {
+        allocated_to_ = want;
+        return true;
+    }
+    int err = errno;
+    if (err == EINTR) return make_room(bytes);
+    if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
+        if (error_ == 0) error_ = err;  // the chunk does not fit beside the reserve: not written, counted
         return false;
     }
-    bytes_written_ += size;
+    // EOPNOTSUPP (a filesystem without it), ESPIPE (a pipe), ENODEV, ...: write, and cut back a torn write instead.
+    can_preallocate_ = false;
     return true;
 }
 
-bool TraceWriter::flush() {
-    if (fd_ < 0) return false;
-    if (count_ == 0) return error_ == 0;
+bool TraceWriter::write_chunk(const uint8_t* data, size_t size, bool final) {
+    // Under RLIMIT_FSIZE the tail reserve is kept below the limit too, so that finish() never passes it.
+    if (!within_file_size_limit(bytes_written_ + size + (final ? 0 : kTailReserveBytes))) {
+        if (error_ == 0) error_ = EFBIG;
+        return false;
+    }
+    if (!final && !make_room(size)) return false;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = ::write(fd_, data + done, size - done);
+        if (n > 0) {
+            done += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (error_ == 0) error_ = n < 0 ? errno : EIO;
+        // A chunk written in part would make every later chunk unreachable for the reader: cut it off.
+        if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(bytes_written_)) != 0) {
+            bytes_written_ += done;  // could not cut: the reader will skip the torn tail with a warning
+            can_preallocate_ = false;
+        }
+        return false;
+    }
+    bytes_written_ += size;
+    if (bytes_written_ > allocated_to_) allocated_to_ = bytes_written_;
+    return true;
+}
+
+bool TraceWriter::write_open_chunk(bool final) {
     // Claim the chunk: a signal handler that runs from here on finds it sealed and leaves it to us.
     uint64_t seen = committed_.exchange(kSealed, std::memory_order_acq_rel);
     if (seen == kSealed) return false;  // a signal handler already wrote it; the process is going down
@@ -288,13 +384,29 @@ bool TraceWriter::flush() {
     store_u32(head + 4, static_cast<uint32_t>(used_));
     store_u32(head + 8, count_);
     store_u32(head + 12, crc32c(payload, used_));
-    uint32_t records = count_;
-    bool ok = write_chunk(buffer_, kChunkHeaderBytes + used_);
-    begin_chunk();
+    uint64_t offset = bytes_written_;
+    uint32_t records = count_ - chunk_strings_;
+    bool ok = write_chunk(buffer_, kChunkHeaderBytes + used_, final);
     if (!ok) {
         records_lost_ += records;
-        return false;
+        // The strings this chunk defined are not in the file: define them again before the next record.
+        try {
+            undefined_.insert(undefined_.end(), chunk_string_ids_.begin(), chunk_string_ids_.end());
+        } catch (...) {
+        }
     }
+    if (ok) last_chunk_string_ids_.swap(chunk_string_ids_);
+    begin_chunk();
+    if (!ok) return false;
+    last_chunk_offset_ = offset;
+    last_chunk_records_ = records;
+    return true;
+}
+
+bool TraceWriter::flush() {
+    if (fd_ < 0) return false;
+    if (count_ == 0) return error_ == 0;
+    if (!write_open_chunk(false)) return false;
     if (records_lost_ > records_lost_reported_) {
         // The disk took writes again: say in the trace itself what the gap cost.
         Dropped gap;
@@ -306,22 +418,72 @@ bool TraceWriter::flush() {
     return true;
 }
 
-bool TraceWriter::finish(Timestamp timestamp) {
-    if (fd_ < 0) return false;
+void TraceWriter::add_end_records(Timestamp timestamp, uint32_t ended_by_signal) {
+    if (records_lost_ > records_lost_reported_) {
+        Dropped gap;
+        gap.timestamp = timestamp;
+        gap.count = records_lost_ - records_lost_reported_;
+        gap.source = DropSource::WriteError;
+        records_lost_reported_ = records_lost_;
+        add(gap);
+    }
+    if (records_lost_ > 0) {
+        // One line for the reports: what failed and what it cost. Never allocates more than this once.
+        bool full = error_ == ENOSPC || error_ == EDQUOT;
+        std::string text = (full ? std::string(error_ == EDQUOT ? "disk quota exceeded" : "disk full") : "write error") +
+                           ": " + std::to_string(records_lost_) + " records could not be written to this trace (" +
+                           std::strerror(error_ ? error_ : EIO) + ")";
+        Status st;
+        st.timestamp = timestamp;
+        st.code = error_;
+        st.component = Component::Writer;
+        st.level = StatusLevel::Error;
+        st.message = intern(text.data(), text.size());
+        add(st);
+    }
     End e;
     e.timestamp = timestamp;
     e.records_written = records_written_;
-    e.records_dropped = records_dropped_ + (records_lost_ - records_lost_reported_);
+    e.records_dropped = records_dropped_;
+    e.signal = ended_by_signal;
     add_record(e);
     --records_written_;  // End is not counted among the records it reports
-    bool ok = flush();
+}
+
+bool TraceWriter::finish(Timestamp timestamp, uint32_t ended_by_signal) {
+    if (fd_ < 0) return false;
+    // Records still in the open chunk go out as any other chunk: they may not take the tail reserve.
+    if (count_ > 0) write_open_chunk(false);
+    const uint64_t lost = records_lost_, reported = records_lost_reported_, dropped = records_dropped_;
+    add_end_records(timestamp, ended_by_signal);
+    bool ok = write_open_chunk(true);
+    if (!ok && (error_ == ENOSPC || error_ == EDQUOT) && !can_preallocate_ && last_chunk_records_ > 0 &&
+        last_chunk_offset_ > 0 && ::ftruncate(fd_, static_cast<off_t>(last_chunk_offset_)) == 0) {
+        // No reserve on this filesystem: give up the last data chunk so that the End, and the count of what was
+        // lost (that chunk included), fit where it was.
+        records_lost_ = lost + last_chunk_records_;
+        records_lost_reported_ = reported;
+        records_dropped_ = dropped;
+        bytes_written_ = last_chunk_offset_;
+        last_chunk_records_ = 0;
+        try {  // the strings that chunk defined are gone with it
+            undefined_.insert(undefined_.end(), last_chunk_string_ids_.begin(), last_chunk_string_ids_.end());
+        } catch (...) {
+        }
+        add_end_records(timestamp, ended_by_signal);
+        ok = write_open_chunk(true);
+    }
     close();
     return ok && error_ == 0;
 }
 
 void TraceWriter::close() {
     if (fd_ < 0) return;
-    flush();
+    if (count_ > 0) write_open_chunk(false);
+    // Give back what was allocated beyond the end for the reserve.
+    if (allocated_to_ > bytes_written_)
+        ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
+                    static_cast<off_t>(allocated_to_ - bytes_written_));
     ::close(fd_);
     fd_ = -1;
 }
@@ -337,7 +499,12 @@ void TraceWriter::flush_from_signal_handler() noexcept {
     store_u32(buffer_ + 8, count);
     store_u32(buffer_ + 12, crc32c(buffer_ + kChunkHeaderBytes, bytes));
     int err = 0;
-    write_all(fd_, buffer_, kChunkHeaderBytes + bytes, err);  // one write(2): atomic append on O_APPEND
+    // One write(2): an atomic append on O_APPEND. If the disk takes only part of it, cut the part off again
+    // (ftruncate is async-signal-safe); the file then ends with its last whole chunk.
+    if (!within_file_size_limit(bytes_written_ + kChunkHeaderBytes + bytes)) return;  // SIGXFSZ would follow
+    if (!write_all(fd_, buffer_, kChunkHeaderBytes + bytes, err)) {
+        [[maybe_unused]] int cut = ::ftruncate(fd_, static_cast<off_t>(bytes_written_));
+    }
 }
 
 bool TraceWriter::holds_only_header(int fd, int64_t pid) {

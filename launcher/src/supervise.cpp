@@ -50,6 +50,21 @@ void write_decimal(char* out, long value) {
     out[n] = '\0';
 }
 
+// bash's test for a file it will not run as a script: a NUL byte before the first newline of its first 80
+// bytes. Async-signal-safe (the child calls it between fork and exec).
+bool looks_binary(const char* path) {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char head[80];
+    ssize_t n = ::read(fd, head, sizeof head);
+    ::close(fd);
+    for (ssize_t i = 0; i < n; ++i) {
+        if (head[i] == '\n') return false;
+        if (head[i] == '\0') return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 int shell_exit_code(int status) {
@@ -157,6 +172,11 @@ AppOutcome supervise(const SuperviseConfig& config, Console& console) {
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     char* root_value = config.export_root_pid ? env.back().data() + root_prefix.size() : nullptr;
+    // A file the kernel refuses (ENOEXEC) is run by /bin/sh when it is text, as a shell does: `sh FILE ARGS`.
+    static char sh_path[] = "/bin/sh";
+    std::vector<char*> sh_argv{sh_path, const_cast<char*>(config.file.c_str())};
+    for (size_t i = 1; i < config.argv.size(); ++i) sh_argv.push_back(const_cast<char*>(config.argv[i].c_str()));
+    sh_argv.push_back(nullptr);
 
     int errpipe[2];
     if (::pipe2(errpipe, O_CLOEXEC) != 0) {
@@ -175,9 +195,16 @@ AppOutcome supervise(const SuperviseConfig& config, Console& console) {
         ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
         if (root_value) write_decimal(root_value, static_cast<long>(::getpid()));
         ::close(errpipe[0]);
-        // execvpe on a path with '/' searches nothing but still runs a script without #! through /bin/sh.
-        ::execvpe(config.file.c_str(), argv.data(), envp.data());
+        ::execve(config.file.c_str(), argv.data(), envp.data());
         int e = errno;
+        if (e == ENOEXEC) {
+            // Not a format the kernel runs: a script without #! goes to /bin/sh; a binary file (a NUL in its first
+            // line, as bash judges it: a corrupt or foreign executable) is refused with 126, as a shell does.
+            if (!looks_binary(config.file.c_str())) {
+                ::execve(sh_path, sh_argv.data(), envp.data());
+                e = errno;
+            }
+        }
         ssize_t ignored = ::write(errpipe[1], &e, sizeof e);
         (void)ignored;
         ::_exit(e == ENOENT ? 127 : 126);
@@ -204,7 +231,8 @@ AppOutcome supervise(const SuperviseConfig& config, Console& console) {
         while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
         out.exec_errno = child_errno;
         out.exit_code = child_errno == ENOENT ? 127 : 126;
-        console.error(config.file + ": " + std::strerror(child_errno));
+        console.error(config.file + ": " + (child_errno == ENOEXEC ? "cannot execute binary file: " : "") +
+                      std::strerror(child_errno));
         restore();
         return out;
     }

@@ -367,6 +367,8 @@ struct StoreRecord {
     void operator()(const ExternalCorrelation& r) { p.external_correlations.push_back(r); }
     void operator()(const Status& r) { p.statuses.push_back(r); }
     void operator()(const End& r) { p.end = r; }
+    void operator()(const Exec& r) { p.execs.push_back(r); }
+    void operator()(const Role& r) { p.role = r; }
 };
 
 }  // namespace

@@ -101,6 +101,8 @@ struct ProcessTrace {
     std::vector<trace::Status> statuses;
     std::vector<BacktraceFrames> backtraces;
     std::vector<trace::Module> modules;
+    std::vector<trace::Exec> execs;  // its own exec (spawned = 0, last), children it could not trace (spawned = 1)
+    std::optional<trace::Role> role; // its rank in a distributed job, when its launcher said
     std::optional<trace::End> end;  // absent: the process did not finish normally
 
     trace::ReadStats read_stats;

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <optional>
 
 #include <filesystem>
 #include <fstream>
@@ -67,6 +71,53 @@ inline RunResult run_program(const std::vector<std::string>& argv, const std::ma
     return r;
 }
 
+// Runs argv like run_program, reads its stdout until `ready` appears, then sends it `sig` and waits for it. The
+// stdout seen (up to its end) is in `out`. A program that never says `ready` within 60 s is killed (SIGKILL).
+inline RunResult run_then_signal(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                 const std::string& cwd, const std::string& ready, int sig) {
+    int pipefd[2];
+    if (::pipe(pipefd) != 0) return {};
+    std::string err_path = cwd + "/.stderr";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(pipefd[0]);
+        int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(pipefd[1], 1);
+        ::dup2(e, 2);
+        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+        for (auto& [k, v] : env) {
+            if (v == "\x01") ::unsetenv(k.c_str());
+            else ::setenv(k.c_str(), v.c_str(), 1);
+        }
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(pipefd[1]);
+    RunResult r;
+    bool sent = false;
+    char buf[4096];
+    for (;;) {
+        pollfd p{pipefd[0], POLLIN, 0};
+        if (::poll(&p, 1, 60000) <= 0) break;
+        ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+        if (n <= 0) break;
+        r.out.append(buf, static_cast<size_t>(n));
+        if (!sent && r.out.find(ready) != std::string::npos) {
+            ::kill(pid, sig);
+            sent = true;
+        }
+    }
+    if (!sent) ::kill(pid, SIGKILL);
+    ::close(pipefd[0]);
+    ::waitpid(pid, &r.status, 0);
+    r.err = slurp(err_path);
+    std::filesystem::remove(err_path);
+    return r;
+}
+
 // The collector injected the way the launcher does it (all three routes), traces into `dir`.
 inline std::map<std::string, std::string> collector_env(const std::string& dir) {
     std::string lib = collector_library();
@@ -121,6 +172,34 @@ struct LoadedTrace {
             if (r.kind == trace::RecordKind::Dropped && r.dropped.source == source) n += r.dropped.count;
         return n;
     }
+    std::vector<trace::Exec> execs() const {
+        std::vector<trace::Exec> v;
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::Exec) v.push_back(r.exec);
+        return v;
+    }
+    std::optional<trace::End> end() const {
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::End) return r.end;
+        return std::nullopt;
+    }
+    std::vector<trace::Status> statuses() const {
+        std::vector<trace::Status> v;
+        for (auto& r : records)
+            if (r.kind == trace::RecordKind::Status) v.push_back(r.status);
+        return v;
+    }
+    // Status lines of at least `level` whose text contains `text`.
+    size_t count_status(const std::string& text, trace::StatusLevel level = trace::StatusLevel::Info) const {
+        size_t n = 0;
+        for (auto& st : statuses())
+            n += st.level >= level && str(st.message).find(text) != std::string::npos;
+        return n;
+    }
+    std::string exe_name() const {
+        size_t slash = header.executable.rfind('/');
+        return slash == std::string::npos ? header.executable : header.executable.substr(slash + 1);
+    }
     std::vector<std::string> status_messages() const {
         std::vector<std::string> v;
         for (auto& r : records)
@@ -148,6 +227,11 @@ inline LoadedTrace load_trace(const std::string& path) {
         case trace::RecordKind::Thread: keep(r.thread.name); break;
         case trace::RecordKind::Status: keep(r.status.message); break;
         case trace::RecordKind::Module: keep(r.module.path); break;
+        case trace::RecordKind::Exec:
+            keep(r.exec.path);
+            keep(r.exec.command);
+            break;
+        case trace::RecordKind::Role: keep(r.role.variables); break;
         default: break;
         }
     }

@@ -61,9 +61,16 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     MemoryPool mp; mp.timestamp = base + 6; mp.address = 0x7F12'0000'0000ull; mp.device = 1; mp.correlation = 82;
     mp.op = MemoryPoolOp::Trimmed; mp.pool_type = MemoryPoolType::Local; mp.size = 1ull << 30; mp.used = 3ull << 20;
     mp.release_threshold = ~0ull; mp.min_bytes_to_keep = 1 << 21; mp.managed = 1; w.add(mp);
+    // 1.2
+    Exec ex; ex.timestamp = base + 8; ex.pid = 4243; ex.path = w.intern("/sbin/ldconfig.real");
+    ex.command = w.intern("/sbin/ldconfig.real -p"); ex.image = ExecImage::Static; ex.spawned = 1; w.add(ex);
+    Role ro; ro.rank = 3; ro.local_rank = 1; ro.world_size = -1; ro.variables = w.intern("RANK=3 LOCAL_RANK=1");
+    w.add(ro);
 }
 
-inline constexpr size_t kEveryKindCount = 19;  // data records add_every_kind writes (strings aside)
+inline constexpr size_t kEveryKindCount = 21;  // data records add_every_kind writes (strings aside)
+// ... of which those a writer of format 1.1 (and 1.0) did not have: the last two.
+inline constexpr size_t kEveryKindAddedIn12 = 2;
 
 // Every field of a record, printed. Written out by hand (not through the codec) so a field the codec forgets
 // shows up as a difference.
@@ -135,7 +142,13 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
         case RecordKind::Status: { const auto& t = r.status;
             o << t.timestamp << "," << t.code << "," << s(t.message) << "," << int(t.component) << ","
               << int(t.level); break; }
-        case RecordKind::End: o << r.end.timestamp << "," << r.end.records_written << "," << r.end.records_dropped; break;
+        case RecordKind::End: o << r.end.timestamp << "," << r.end.records_written << "," << r.end.records_dropped
+                                << "," << r.end.signal; break;
+        case RecordKind::Exec: { const auto& e = r.exec;
+            o << e.timestamp << "," << e.pid << "," << s(e.path) << "," << s(e.command) << "," << int(e.image) << ","
+              << int(e.spawned); break; }
+        case RecordKind::Role: { const auto& ro = r.role;
+            o << ro.rank << "," << ro.local_rank << "," << ro.world_size << "," << s(ro.variables); break; }
         default: o << "?"; break;
     }
     return o.str();

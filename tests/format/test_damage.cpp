@@ -199,3 +199,52 @@ TEST_CASE("a failing descriptor counts lost records instead of crashing") {
     CHECK(w.failed());
     CHECK(w.records_lost() >= kEveryKindCount);
 }
+
+TEST_CASE("a chunk lost to a write error: what follows keeps its names, the loss is in the trace") {
+    // The descriptor fails for one chunk (as a full disk would) and works again: the strings the lost chunk defined
+    // are defined again under the same ids (callers cache ids), and a Dropped record of WriteError counts the gap.
+    TempDir dir;
+    auto path = dir.file("gap.gprof");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    REQUIRE(fd >= 0);
+    TraceWriter w;
+    REQUIRE(w.open(fd, test_header()));
+    StringId name = w.intern("cached-kernel-name");
+    auto kernels = [&](int n, uint64_t base) {
+        for (int i = 0; i < n; ++i) {
+            Kernel k;
+            k.start = base + i * 100;
+            k.end = k.start + 50;
+            k.name = name;  // the id the caller cached before the loss
+            w.add(k);
+        }
+    };
+    kernels(10, 1'000'000);
+    int saved = ::dup(fd);
+    int readonly = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(::dup2(readonly, fd) == fd);  // writes fail with EBADF
+    CHECK_FALSE(w.flush());
+    CHECK(w.records_lost() == 10);
+    REQUIRE(::dup2(saved, fd) == fd);  // the disk takes writes again
+    kernels(7, 2'000'000);
+    REQUIRE(w.finish(3'000'000) == false);  // finished, and says an error happened
+    ::close(saved);
+    ::close(readonly);
+
+    TraceReader reader(path);
+    size_t kernels_read = 0, named = 0;
+    uint64_t gap = 0;
+    Record r;
+    while (reader.next(r)) {
+        if (r.kind == RecordKind::Kernel) {
+            ++kernels_read;
+            named += reader.string(r.kernel.name) == "cached-kernel-name";
+        }
+        if (r.kind == RecordKind::Dropped && r.dropped.source == DropSource::WriteError) gap += r.dropped.count;
+    }
+    CHECK(reader.warnings().empty());
+    CHECK(kernels_read == 7);
+    CHECK(named == 7);
+    CHECK(gap == 10);
+    CHECK(reader.stats().has_end);
+}

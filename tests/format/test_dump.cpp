@@ -60,7 +60,7 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(h["clock"] == "realtime");
     CHECK(h["realtime_ns"] == 1'700'000'000'000'000'000);
     CHECK(h["run_id"] == "test-run");
-    CHECK(h["version"] == "1.1");
+    CHECK(h["version"] == "1.2");
 
     const json& k = by_kind["kernel"];
     CHECK(k["name"] == "_Z6vecAddPKfS0_Pfi");
@@ -126,6 +126,16 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(by_kind["module"]["build_id"] == "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff00010203");
     CHECK(by_kind["graph_launch"]["graph_id"] == 5);
     CHECK(by_kind["external_correlation"]["external_id"] == (1ull << 50));
+    CHECK(by_kind["exec"]["path"] == "/sbin/ldconfig.real");
+    CHECK(by_kind["exec"]["command"] == "/sbin/ldconfig.real -p");
+    CHECK(by_kind["exec"]["image"] == "static");
+    CHECK(by_kind["exec"]["spawned"] == 1);
+    CHECK(by_kind["exec"]["pid"] == 4243);
+    CHECK(by_kind["role"]["rank"] == 3);
+    CHECK(by_kind["role"]["local_rank"] == 1);
+    CHECK(by_kind["role"]["world_size"] == -1);
+    CHECK(by_kind["role"]["variables"] == "RANK=3 LOCAL_RANK=1");
+    CHECK(by_kind["end"]["signal"] == 0);
     CHECK(by_kind["status"]["message"] == "CUPTI unavailable: no driver");
     CHECK(by_kind["status"]["component"] == "cupti");
     CHECK(by_kind["status"]["level"] == "warning");

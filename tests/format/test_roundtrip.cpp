@@ -43,7 +43,16 @@ std::vector<std::string> expected_every_kind() {
         "20:" + t(7) + ",999,CUPTI unavailable: no driver,1,1",
         "22:" + t(6) + "," + std::to_string(0x7F12'0000'0000ull) +
             ",1,82,3,1,1073741824,3145728,18446744073709551615,2097152,1",
+        "23:" + t(8) + ",4243,/sbin/ldconfig.real,/sbin/ldconfig.real -p,1,1",
+        "24:3,1,-1,RANK=3 LOCAL_RANK=1",
     };
+}
+
+// What a writer of format 1.1 or 1.0 wrote for add_every_kind: everything but the kinds 1.2 added.
+std::vector<std::string> expected_before_12() {
+    auto v = expected_every_kind();
+    v.resize(v.size() - kEveryKindAddedIn12);
+    return v;
 }
 
 }  // namespace
@@ -194,16 +203,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.1 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.1.gprof was written by the first 1.1 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.2 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.2.gprof was written by the first 1.2 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.2.gprof";
     std::string now = read_bytes(path);
-    // Format 1.1 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.2 gets a golden file of its own).
+    // Format 1.2 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.3 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -222,7 +231,7 @@ TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appe
     CHECK(reader.header().version_major == 1);
     CHECK(reader.header().version_minor == 0);
     CHECK(reader.warnings().empty());
-    auto expected = expected_every_kind();
+    auto expected = expected_before_12();
     // What 1.0 wrote of the Memory record: its first nine fields; the 1.1 ones read as zero. 1.0 had no MemoryPool.
     for (auto& line : expected)
         if (line.rfind("12:", 0) == 0) line = line.substr(0, line.find(",2,3,") + 4) + ",0,0,0,0,0,0";
@@ -231,5 +240,20 @@ TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appe
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
     CHECK(got.back().rfind("21:", 0) == 0);
+    CHECK(got.back().substr(got.back().rfind(',')) == ",0");  // End.signal, added in 1.2, reads as 0
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("a 1.1 trace still reads: every record as written, End.signal as zero") {
+    // golden/every_kind-1.1.gprof: the 1.1 writer's bytes for add_every_kind (without the kinds 1.2 added).
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof");
+    CHECK(reader.header().version_minor == 1);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_before_12();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(got.back().rfind("21:", 0) == 0);
+    CHECK(got.back().substr(got.back().rfind(',')) == ",0");
     CHECK(reader.stats().has_end);
 }

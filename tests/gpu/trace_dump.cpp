@@ -60,6 +60,7 @@ json shown(MemoryOp v) { return memory_op_name(v); }
 json shown(MemoryPoolType v) { return memory_pool_type_name(v); }
 json shown(MemoryPoolOp v) { return memory_pool_op_name(v); }
 json shown(TraceClock v) { return trace_clock_name(v); }
+json shown(ExecImage v) { return exec_image_name(v); }
 template <class T> json shown(T v) {
     if constexpr (std::is_enum_v<T>) return static_cast<std::underlying_type_t<T>>(v);  // no name defined yet
     else return v;

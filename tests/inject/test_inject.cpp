@@ -29,8 +29,14 @@ std::string command_output(const std::string& cmd) {
 TEST_CASE("exports only the injection entry points and needs nothing of CUDA") {
     std::string lib = collector_library();
     std::string syms = command_output("nm -D --defined-only '" + lib + "' | awk '{print $3}'");
-    // The entry points, and _exit/_Exit (interposed under LD_PRELOAD to finish the trace of os._exit workers).
-    CHECK(syms == "InitializeInjection\nInitializeInjectionNvtx2\n_Exit\n_exit\n");
+    // The entry points, and what is interposed under LD_PRELOAD: _exit/_Exit (the trace of os._exit workers), the
+    // exec family and posix_spawn (the trace ends or is handed over before an exec; untraceable children are
+    // named), sigaction/signal (the program's handlers of termination signals are chained), cuptiSubscribe and
+    // cuptiSubscribe_v2 (another CUPTI client refused because of us is named).
+    CHECK(syms ==
+          "InitializeInjection\nInitializeInjectionNvtx2\n_Exit\n_exit\ncuptiSubscribe\ncuptiSubscribe_v2\nexecl\n"
+          "execle\nexeclp\nexecv\nexecve\nexecveat\nexecvp\nexecvpe\nfexecve\nposix_spawn\nposix_spawnp\n"
+          "sigaction\nsignal\n");
     std::string needed = command_output("readelf -d '" + lib + "' | grep NEEDED");
     CHECK(needed.find("libcupti") == std::string::npos);
     CHECK(needed.find("libcuda") == std::string::npos);

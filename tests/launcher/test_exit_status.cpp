@@ -71,6 +71,25 @@ TEST_CASE("an executable script without #! runs through /bin/sh, like execvp", "
     CHECK(r.exit_code == 7);
 }
 
+TEST_CASE("a file the kernel will not run and that is not text: 126, 'cannot execute binary file', as a shell says",
+          "[launcher][exit]") {
+    gprof::testing::TempDir tmp;
+    // A corrupt ELF (its magic, then garbage) and a file of binary junk: never handed to /bin/sh.
+    const std::string corrupt_elf("\x7f" "ELF\x02\x01\x01\x00garbage that is no program header", 40);
+    for (const std::string& content : {corrupt_elf, std::string("\x01\x02\x00\x03 junk\n", 10)}) {
+        fs::path file = tmp.path() / "bad-program";
+        write_file(file, content);
+        fs::permissions(file, fs::perms::owner_all);
+        auto r = gprof_run({"-o", "run", file.string()}, tmp.path());
+        INFO(r.err);
+        CHECK(r.exit_code == 126);
+        CHECK(r.err.find(file.string() + ": cannot execute binary file: Exec format error") != std::string::npos);
+        CHECK(r.err.find("sh:") == std::string::npos);  // no shell tried to read it
+        CHECK(r.out.empty());
+        fs::remove_all(tmp.path() / "run");
+    }
+}
+
 TEST_CASE("gprof-run's own failures give 2 before the app starts", "[launcher][exit]") {
     gprof::testing::TempDir tmp;
     fs::path cwd = tmp.path() / "cwd";

@@ -20,6 +20,11 @@
 //     cudaMallocManaged MANAGED), the calling API's correlation id; cudaMallocAsync/cudaFreeAsync carry isAsync
 //     and their pool's configuration (LOCAL, size, utilized size); MEMORY_POOL records when the pool is created
 //     (its first use) and trimmed (cudaMemPoolTrimTo).
+//   - One subscriber per process (CUPTI 13.0): a second cuptiSubscribe or cuptiSubscribe_v2 is refused with
+//     CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and cuptiSubscribe_v2 writes the holder's name into the caller's
+//     oldSubscriberName: "CUPTI for <its subscriberName>" (CUPTI's prefix, documented in cupti_callbacks.h); a
+//     holder that subscribed without a name leaves it empty. The scripted refusal (multiple-subscribers) names
+//     holder=TEXT, as an outside tool (nsys, a debugger, a sanitizer) would be named.
 #include <cupti.h>
 
 #include <pthread.h>
@@ -29,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -45,6 +51,7 @@ namespace {
 
 struct Script {
     CUptiResult subscribe = CUPTI_SUCCESS;
+    std::string holder;  // the name a scripted refusal gives for the subscriber that holds CUPTI
     bool enable_fails = false;
     bool kernel_enable_fails = false;
     bool no_timestamp_callback = false;
@@ -72,6 +79,7 @@ Script read_script() {
         else if (tok == "old-version") s.old_version = true;
         else if (tok == "flush-hang") s.flush_hang = true;
         else if (tok.rfind("drop=", 0) == 0) s.drop_first = std::strtoull(tok.c_str() + 5, nullptr, 10);
+        else if (tok.rfind("holder=", 0) == 0) s.holder = tok.substr(7);
         else if (tok.rfind("workload=", 0) == 0) s.workload = std::strtoull(tok.c_str() + 9, nullptr, 10);
         if (comma == std::string::npos) break;
         pos = comma + 1;
@@ -88,6 +96,8 @@ struct State {
     CUpti_CallbackFunc callback = nullptr;
     void* userdata = nullptr;
     bool subscribed = false;
+    std::string subscriber_name;  // "CUPTI for <name>" of the holder; empty when it gave none
+    uint64_t refused_subscriptions = 0;
     bool runtime_cb_all = false, driver_cb_all = false;
     bool cb_enabled[4][1024] = {};
     CUpti_BuffersCallbackRequestFunc requested = nullptr;
@@ -340,23 +350,54 @@ STANDIN_EXPORT CUptiResult cuptiGetErrorMessage(CUptiResult result, const char**
     return cuptiGetResultString(result, str);
 }
 
-STANDIN_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                                          void* userdata) {
+namespace {
+
+CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata,
+                      const char* name, std::string& holder) {
     State& s = st();
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
-    if (s.script.subscribe != CUPTI_SUCCESS) return s.script.subscribe;
-    if (s.subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if (s.script.subscribe != CUPTI_SUCCESS) {
+        if (s.script.subscribe == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) holder = s.script.holder;
+        s.refused_subscriptions++;
+        return s.script.subscribe;
+    }
+    if (s.subscribed) {
+        holder = s.subscriber_name;
+        s.refused_subscriptions++;
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
     s.subscribed = true;
     s.callback = callback;
     s.userdata = userdata;
+    s.subscriber_name = name && *name ? std::string("CUPTI for ") + name : std::string();
     *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
     return CUPTI_SUCCESS;
+}
+
+}  // namespace
+
+STANDIN_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                          void* userdata) {
+    std::string holder;
+    return subscribe(subscriber, callback, userdata, nullptr, holder);
+}
+
+STANDIN_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                             void* userdata, CUpti_SubscriberParams* params) {
+    if (params && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+    std::string holder;
+    CUptiResult rc = subscribe(subscriber, callback, userdata, params ? params->subscriberName : nullptr, holder);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && params && params->oldSubscriberName &&
+        params->oldSubscriberSize > 0)
+        std::snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", holder.c_str());
+    return rc;
 }
 
 STANDIN_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
     State& s = st();
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
     s.subscribed = false;
+    s.subscriber_name.clear();
     s.callback = nullptr;
     return CUPTI_SUCCESS;
 }
@@ -497,6 +538,14 @@ STANDIN_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uin
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData, "cuLibraryLoadData"},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel, "cuLibraryGetKernel"},
         {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuInit, "cuInit"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion, "cuDriverGetVersion"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGet, "cuDeviceGet"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetName, "cuDeviceGetName"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, "cuDeviceGetAttribute"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
     };
     for (const auto& n : names)
         if (n.d == domain && n.cbid == cbid) {
@@ -737,6 +786,7 @@ STANDIN_EXPORT void gprof_test_standin_complete_buffer() {
 }
 
 STANDIN_EXPORT int gprof_test_standin_subscribed() { return st().subscribed ? 1 : 0; }
+STANDIN_EXPORT uint64_t gprof_test_standin_refused_subscriptions() { return st().refused_subscriptions; }
 STANDIN_EXPORT int gprof_test_standin_kind_enabled(uint32_t kind) { return kind < 64 && st().kinds[kind] ? 1 : 0; }
 STANDIN_EXPORT int gprof_test_standin_timestamp_callback_registered() { return st().timestamp ? 1 : 0; }
 STANDIN_EXPORT int gprof_test_standin_runtime_api_filtered(uint32_t cbid) {
@@ -758,6 +808,8 @@ STANDIN_EXPORT void gprof_test_standin_reset() {
     s.dropped_pending = s.script.drop_first;
     s.dropped_unreported = 0;
     s.subscribed = false;
+    s.subscriber_name.clear();
+    s.refused_subscriptions = 0;
     s.callback = nullptr;
     s.requested = nullptr;
     s.completed = nullptr;

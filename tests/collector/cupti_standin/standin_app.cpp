@@ -18,6 +18,14 @@
 //                   after it. Kernels inside are "_Z6insidev", all others "_Z7outsidev".
 //     nvtx-capture-ex N   domain "train": a push of the registered string "step" (N inside), then a start/end
 //                   range L"step" (wide) ended on another thread (N inside), N outside before, between, after
+//     second-tool N N launches; then a second CUPTI client (GPROF_TEST_SECOND_TOOL, like kineto in a PyTorch
+//                   process) asks for a subscription twice, with cuptiSubscribe and with cuptiSubscribe_v2 named
+//                   "kineto-test"; N launches more
+//     fork-cpu-child N   N launches; fork: the child does CPU work only (no CUDA call) and exits; N launches more
+//     loaded-no-init     libcuda is loaded (GPROF_TEST_CUDA_STANDIN) but cuInit is never called: no CUDA call
+//     init-without-injection   cuInit with CUDA_INJECTION64_PATH removed from the environment first
+// With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
+// calls InitializeInjection as the driver does); without, it calls InitializeInjection itself.
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -38,6 +46,7 @@
 namespace {
 
 void* g_standin = nullptr;
+void* g_driver = nullptr;  // the libcuda stand-in, when GPROF_TEST_CUDA_STANDIN names it
 
 template <class F>
 F fn(const char* name) {
@@ -60,6 +69,17 @@ void initialize_injection() {
     }
     auto init = reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection"));
     if (init) init();
+}
+
+// cuInit through the libcuda stand-in (which injects the collector), or InitializeInjection directly.
+void init_cuda() {
+    if (g_driver) {
+        auto cu_init = reinterpret_cast<int (*)(unsigned)>(dlsym(g_driver, "cuInit"));
+        if (!cu_init) std::exit(3);
+        cu_init(0);
+    } else {
+        initialize_injection();
+    }
 }
 
 void launches(int n, const char* kernel) {
@@ -132,8 +152,25 @@ int main(int argc, char** argv) {
     int n = argc > 2 ? std::atoi(argv[2]) : 100;
     const char* lib = std::getenv("GPROF_CUPTI_LIB");
     if (!lib) return 2;
+    if (const char* driver = std::getenv("GPROF_TEST_CUDA_STANDIN")) {
+        g_driver = dlopen(driver, RTLD_NOW | RTLD_GLOBAL);
+        if (!g_driver) {
+            std::fprintf(stderr, "standin_app: %s\n", dlerror());
+            return 3;
+        }
+    }
+    if (!std::strcmp(mode, "loaded-no-init")) {
+        std::printf("done %s\n", mode);  // libcuda in the process, no CUDA call made
+        return 0;
+    }
+    if (!std::strcmp(mode, "init-without-injection")) {
+        ::unsetenv("CUDA_INJECTION64_PATH");
+        init_cuda();
+        std::printf("done %s\n", mode);
+        return 0;
+    }
     // The collector's session loads the stand-in itself; open the same object to drive it.
-    initialize_injection();
+    init_cuda();
     g_standin = dlopen(lib, RTLD_NOW);
     if (!g_standin) return 3;
     SI(gprof_test_standin_context_created)(0);
@@ -167,6 +204,33 @@ int main(int argc, char** argv) {
         ::waitpid(pid, &status, 0);
         launches(1, "_Z6parentv");
         std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else if (!std::strcmp(mode, "second-tool")) {
+        launches(n, "_Z6beforev");
+        const char* tool_path = std::getenv("GPROF_TEST_SECOND_TOOL");
+        void* tool = tool_path ? dlopen(tool_path, RTLD_NOW) : nullptr;
+        auto subscribe = tool ? reinterpret_cast<int (*)(int, const char*)>(
+                                    dlsym(tool, "gprof_test_second_tool_subscribe"))
+                              : nullptr;
+        if (!subscribe) {
+            std::fprintf(stderr, "standin_app: no second tool (%s)\n", dlerror());
+            return 3;
+        }
+        subscribe(0, nullptr);
+        subscribe(1, "kineto-test");
+        launches(n, "_Z5afterv");
+    } else if (!std::strcmp(mode, "fork-cpu-child")) {
+        launches(n, "_Z6parentv");
+        std::fflush(stdout);
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            volatile double x = 0;
+            for (int i = 0; i < 100000; ++i) x = x + 1.0;
+            std::exit(0);
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        launches(n, "_Z6parentv");
+        std::printf("cpu child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     } else if (!std::strcmp(mode, "graph")) {
         for (int i = 0; i < n; ++i) SI(gprof_test_standin_graph_launch)(3, "_Z7graph_kv", 3, 1, 1, 5, 0);
         launches(1, "_Z5plainv");

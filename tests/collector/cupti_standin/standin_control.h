@@ -5,6 +5,7 @@
 //
 // Scenario flags come from GPROF_TEST_STANDIN_SCRIPT (comma list), read on the first CUPTI call:
 //   multiple-subscribers   cuptiSubscribe returns CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+//   holder=TEXT            ... and cuptiSubscribe_v2 names TEXT as the subscriber holding CUPTI
 //   no-device              cuptiSubscribe returns CUPTI_ERROR_INVALID_DEVICE
 //   no-driver              cuptiSubscribe returns CUPTI_ERROR_UNKNOWN (what a machine without a driver gives)
 //   insufficient-privileges cuptiSubscribe returns CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
@@ -65,6 +66,7 @@ void gprof_test_standin_complete_buffer();
 
 // ---- inspect what the collector did ----
 int gprof_test_standin_subscribed();
+uint64_t gprof_test_standin_refused_subscriptions();  // cuptiSubscribe(_v2) calls refused
 int gprof_test_standin_kind_enabled(uint32_t kind);
 int gprof_test_standin_timestamp_callback_registered();
 int gprof_test_standin_runtime_api_filtered(uint32_t cbid);  // disabled by cuptiActivityEnableRuntimeApi

@@ -165,6 +165,32 @@ int vfork_case() {
     return 0;
 }
 
+// N ranges, then "ready" on stdout, then waiting for a signal with the default disposition (it ends the process).
+// The ranges are in the last flush period when the signal comes: only a flush at the signal keeps them.
+[[noreturn]] void wait_signal(int n) {
+    ranges(n, "before-signal");
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (;;) pause();
+}
+
+// What Python does on an unhandled KeyboardInterrupt: its own SIGINT handler runs, then at exit it puts SIGINT back
+// to the default and sends it to itself, so that the process dies of SIGINT.
+volatile sig_atomic_t g_interrupted = 0;
+[[noreturn]] void python_sigint(int n) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { g_interrupted = 1; };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    raise(SIGINT);
+    ranges(n, "after-interrupt");
+    std::printf("interrupted %d\n", static_cast<int>(g_interrupted));
+    std::fflush(stdout);
+    signal(SIGINT, SIG_DFL);
+    kill(getpid(), SIGINT);
+    for (;;) pause();
+}
+
 int open_at_exit() {
     nvtxRangePushA("never-popped");
     nvtxRangeStartA("never-ended");
@@ -184,6 +210,8 @@ int main(int argc, char** argv) {
     if (s == "fork") return fork_case();
     if (s == "vfork") return vfork_case();
     if (s == "open") return open_at_exit();
+    if (s == "wait-signal") wait_signal(n);
+    if (s == "python-sigint") python_sigint(n);
     if (s == "segv" || s == "abort" || s == "kill" || s == "_exit") die_after(n, s.c_str());
     if (s == "plain") {
         std::printf("plain output line 1\nplain output line 2\n");

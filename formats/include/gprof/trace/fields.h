@@ -116,6 +116,15 @@ template <class V> constexpr void describe(V& v, Status& r) {
 }
 template <class V> constexpr void describe(V& v, End& r) {
     GPROF_FIELD(time, timestamp); GPROF_FIELD(u, records_written); GPROF_FIELD(u, records_dropped);
+    // 1.2
+    GPROF_FIELD(u, signal);
+}
+template <class V> constexpr void describe(V& v, Exec& r) {
+    GPROF_FIELD(time, timestamp); GPROF_FIELD(u, pid); GPROF_FIELD(str, path); GPROF_FIELD(str, command);
+    GPROF_FIELD(u, image); GPROF_FIELD(u, spawned);
+}
+template <class V> constexpr void describe(V& v, Role& r) {
+    GPROF_FIELD(s, rank); GPROF_FIELD(s, local_rank); GPROF_FIELD(s, world_size); GPROF_FIELD(str, variables);
 }
 
 // The Header record (kind 1). H is HeaderInfo when writing and the reader's decoded form when reading; the clock

@@ -26,5 +26,7 @@ std::string_view memory_pool_op_name(MemoryPoolOp op);      // "created", "destr
 std::string_view memory_pool_type_name(MemoryPoolType type);  // "none", "local", "imported"
 std::string_view nvtx_payload_name(NvtxPayload payload);    // "none", "u64", "i64", "double", ...
 std::string_view trace_clock_name(TraceClock clock);        // "realtime", "monotonic"
+// "traced", "static", "foreign", "privileged", "no_collector"
+std::string_view exec_image_name(ExecImage image);
 
 }  // namespace gprof::trace

@@ -16,8 +16,11 @@ namespace gprof::trace {
 // and every record carries its length so unknown ones are skipped); a newer major is refused with both numbers.
 // 1.1: Memory records gained async and the memory pool fields (pool_*); the MemoryPool kind (22: a cudaMallocAsync
 //      pool created, destroyed or trimmed, CUPTI_ACTIVITY_KIND_MEMORY_POOL); feature bit kFeatureNestedDriverCalls.
+// 1.2: record kinds Exec (23: a process replaced its image, or started one that cannot be traced) and Role (24: the
+//      process's rank in a distributed job); End gained `signal` (the trace was finished because that signal
+//      ended the process).
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinor = 2;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
@@ -64,7 +67,9 @@ using StringId = uint32_t;
     X(ExternalCorrelation, 19, external_correlation, "external_correlation")                                     \
     X(Status, 20, status, "status")                                /* a component's state ("CUPTI unavailable") */ \
     X(End, 21, end, "end")                                         /* clean end of trace; absent when it died */ \
-    X(MemoryPool, 22, memory_pool, "memory_pool")                  /* a cudaMallocAsync pool's operation */
+    X(MemoryPool, 22, memory_pool, "memory_pool")                  /* a cudaMallocAsync pool's operation */    \
+    X(Exec, 23, exec, "exec")                                      /* exec of this process, untraced children */ \
+    X(Role, 24, role, "role")                                      /* rank in a distributed job */
 
 enum class RecordKind : uint8_t {
     Header = 1,  // always the first record of a file
@@ -382,6 +387,48 @@ struct End {
     Timestamp timestamp = 0;
     uint64_t records_written = 0;  // all records of the file except Header, String and End
     uint64_t records_dropped = 0;  // sum of Dropped.count
+    // ---- 1.2 ----
+    // The process was ended by this signal (SIGTERM, SIGINT, SIGHUP, ...: one whose default action ends it, sent
+    // while the process had no handler of its own); the collector finished the trace before the signal took
+    // effect, so it is complete up to that moment. 0: the process exited (or exec'ed, see Exec).
+    uint32_t signal = 0;
+};
+
+// ----- process tree ----------------------------------------------------------------------------------------
+
+// How a program the process started is traced.
+enum class ExecImage : uint8_t {
+    Traced = 0,       // dynamically linked: the collector loads into it; its trace (same pid) continues the process
+    Static = 1,       // statically linked (no program interpreter): nothing can be loaded into it
+    Foreign = 2,      // another architecture or ELF class (a 32-bit program): the collector cannot load into it
+    Privileged = 3,   // set-user-ID, set-group-ID or file capabilities: the loader ignores LD_PRELOAD
+    NoCollector = 4,  // its environment no longer names the collector in LD_PRELOAD
+};
+
+// A program the process started.
+//   spawned = 0: the process replaced its own image (exec*). The End record follows: the trace is complete and
+//                ends here. With image Traced the process goes on in a trace of its own, of the same pid, which
+//                starts after this one ends; otherwise the process is not traced from here on.
+//   spawned = 1: a child process (posix_spawn, or vfork + exec) runs a program that cannot be traced (image is
+//                never Traced): this record is all that the run holds of that child.
+struct Exec {
+    Timestamp timestamp = 0;
+    uint64_t pid = 0;            // the process that runs the program
+    StringId path = 0;           // the program file as resolved (for a #! script: the script)
+    StringId command = 0;        // its argv joined by spaces (cut at 4 KiB)
+    ExecImage image = ExecImage::Traced;
+    uint8_t spawned = 0;
+};
+
+// The process's place in a distributed job, from the environment its launcher set: torchrun / torch.distributed
+// (RANK, LOCAL_RANK, WORLD_SIZE), Slurm (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS), Open MPI
+// (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE), PMI / PMIx (PMI_RANK, PMIX_RANK,
+// PMI_SIZE). Written once, at the start of the trace, when any of them is set. -1: not known.
+struct Role {
+    int64_t rank = -1;
+    int64_t local_rank = -1;
+    int64_t world_size = -1;
+    StringId variables = 0;  // the variables found, as "NAME=value" separated by spaces
 };
 
 // ----- per-kind traits derived from the list -------------------------------------------------------------

@@ -5,13 +5,22 @@
 // writer thread. The one exception is flush_from_signal_handler(), which may run on any thread at any time.
 //
 // Every chunk is written with a single write(2) on an O_APPEND descriptor, so a chunk is either wholly in the
-// file or (disk full, kill during write) a tail that the reader discards with a warning.
+// file or (kill during write) a tail that the reader discards with a warning.
+//
+// A full disk keeps what fits and counts what does not: before a chunk is written, the space for it and for a
+// tail reserve (kTailReserveBytes) is allocated beyond the end of the file (fallocate FALLOC_FL_KEEP_SIZE). A chunk
+// that does not fit is not written and its records are counted as lost; the reserve stays free, so finish() can
+// always write what was lost (a Dropped record of DropSource::WriteError, a Writer Status naming the error) and the
+// End record. A write that fails part way is cut off again (ftruncate), so the file stays a sequence of whole
+// chunks. Where the filesystem cannot preallocate, finish() makes room for its chunk by giving up the last data
+// chunk (counted too). A write that would pass RLIMIT_FSIZE is not made (it would send SIGXFSZ to the program).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "gprof/trace/header.h"
 #include "gprof/trace/records.h"
@@ -50,8 +59,10 @@ public:
 
     // Seals the open chunk (if it holds anything) and writes it. False once the descriptor has failed.
     bool flush();
-    // Writes the End record, flushes and closes the descriptor. The trace is then complete.
-    bool finish(Timestamp timestamp);
+    // Writes the End record, flushes and closes the descriptor. The trace is then complete. ended_by_signal: the
+    // signal that is ending the process (End.signal), 0 for an exit or exec. Records lost to write errors are said
+    // first (a Dropped record of WriteError, a Writer Status with the error and the count).
+    bool finish(Timestamp timestamp, uint32_t ended_by_signal = 0);
     // Flushes and closes without an End record (used by a forked child that abandons its parent's writer).
     void close();
 
@@ -63,9 +74,12 @@ public:
     // chunk: its writer never flushed a record (a forked child that exec'ed before its first flush).
     static bool holds_only_header(int fd, int64_t pid);
 
+    // Room kept allocated beyond the file's end for finish()'s last chunk.
+    static constexpr size_t kTailReserveBytes = 64 * 1024;
+
     bool is_open() const { return fd_ >= 0; }
     bool failed() const { return error_ != 0; }
-    int error() const { return error_; }
+    int error() const { return error_; }  // the first write error (ENOSPC, EDQUOT, EFBIG, EIO, ...), 0 when none
     uint64_t records_written() const { return records_written_; }  // excludes Header/String/End
     uint64_t records_lost() const { return records_lost_; }        // to write errors
     uint64_t records_dropped_noted() const { return records_dropped_; }
@@ -74,8 +88,15 @@ public:
 private:
     template <RecordStruct R> void add_record(const R& r);  // defined for every kind in writer.cpp
     void begin_chunk();
-    bool write_chunk(const uint8_t* data, size_t size);
+    // Seals the open chunk (header and CRC) and writes it; `final`: finish()'s chunk, which may use the tail
+    // reserve. False (records counted as lost by the caller) when it did not fit or the write failed.
+    bool write_open_chunk(bool final);
+    bool write_chunk(const uint8_t* data, size_t size, bool final);
+    bool make_room(size_t bytes);   // allocates [size, size + bytes + tail reserve) beyond the end of the file
     bool reserve(size_t bytes);
+    void add_end_records(Timestamp timestamp, uint32_t ended_by_signal);
+    void define_string(StringId id, const char* s, size_t len);  // a String record into the open chunk
+    void define_lost_strings();
 
     int fd_ = -1;
     int error_ = 0;
@@ -84,6 +105,10 @@ private:
     size_t capacity_ = 0;         // payload capacity
     size_t used_ = 0;             // payload bytes
     uint32_t count_ = 0;          // records in the open chunk
+    uint32_t chunk_strings_ = 0;  // ... of which String records (not counted as lost with the chunk)
+    std::vector<StringId> chunk_string_ids_;  // the strings the open chunk defines
+    std::vector<StringId> last_chunk_string_ids_;  // ... and the last data chunk written
+    std::vector<StringId> undefined_;         // strings whose defining chunk was lost: defined again before use
     // (count << 32 | payload bytes) of complete records in the open chunk; kSealed while write_chunk runs.
     std::atomic<uint64_t> committed_{0};
     Timestamp prev_time_ = 0;     // delta base, reset per chunk so every chunk decodes on its own
@@ -92,7 +117,11 @@ private:
     uint64_t records_lost_ = 0;
     uint64_t records_lost_reported_ = 0;  // already written to the trace as a WriteError Dropped record
     uint64_t records_dropped_ = 0;
-    uint64_t bytes_written_ = 0;
+    uint64_t bytes_written_ = 0;        // == the file's size: nothing else writes to it
+    uint64_t allocated_to_ = 0;         // the file's blocks are allocated up to here (fallocate KEEP_SIZE)
+    bool can_preallocate_ = true;       // false once the filesystem says it cannot (EOPNOTSUPP)
+    uint64_t last_chunk_offset_ = 0;    // where the last data chunk begins, and its records: given up by finish()
+    uint32_t last_chunk_records_ = 0;   // when only that makes room for the End (no preallocation)
     StringInterner* strings_ = nullptr;
 };
 

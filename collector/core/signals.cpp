@@ -1,0 +1,300 @@
+#include "core/signals.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/session.h"
+#include "pipeline/pipeline.h"
+
+extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
+
+namespace gprof::collector::signals {
+
+namespace {
+
+bool is_termination(int sig) {
+    for (int s : kTerminationSignals)
+        if (s == sig) return true;
+    return false;
+}
+
+// ---- the program's own dispositions of the termination signals (a seqlock per signal) ----
+
+struct ProgramAction {
+    std::atomic<uint32_t> seq{0};  // odd while a writer is copying
+    std::atomic<bool> writing{false};
+    struct sigaction act {};
+};
+
+ProgramAction g_program[NSIG];
+std::atomic<bool> g_taken[NSIG];  // the kernel holds our handler (or the program's SIG_IGN) for this signal
+std::atomic<bool> g_interposed{false};
+
+struct sigaction load_program(int sig) {
+    ProgramAction& p = g_program[sig];
+    for (;;) {
+        uint32_t before = p.seq.load(std::memory_order_acquire);
+        if (before & 1) continue;
+        struct sigaction copy;
+        std::memcpy(&copy, &p.act, sizeof copy);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (p.seq.load(std::memory_order_relaxed) == before) return copy;
+    }
+}
+
+void store_program(int sig, const struct sigaction& act) {
+    // Signals blocked: a handler of this thread can never find the copy half done (it would spin for ever).
+    sigset_t all, previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    ProgramAction& p = g_program[sig];
+    while (p.writing.exchange(true, std::memory_order_acquire)) {}  // another thread: a few instructions
+    p.seq.fetch_add(1, std::memory_order_acq_rel);
+    std::memcpy(&p.act, &act, sizeof act);
+    p.seq.fetch_add(1, std::memory_order_release);
+    p.writing.store(false, std::memory_order_release);
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+bool is_default(const struct sigaction& a) { return reinterpret_cast<void*>(a.sa_handler) == reinterpret_cast<void*>(SIG_DFL); }
+bool is_ignore(const struct sigaction& a) { return reinterpret_cast<void*>(a.sa_handler) == reinterpret_cast<void*>(SIG_IGN); }
+
+void on_termination(int sig, siginfo_t* info, void* context);
+
+// What the kernel gets for the program's disposition `program`.
+struct sigaction kernel_action_for(const struct sigaction& program) {
+    if (is_ignore(program)) return program;
+    struct sigaction k {};
+    k.sa_sigaction = on_termination;
+    if (is_default(program)) {
+        k.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&k.sa_mask);
+    } else {
+        // The program's flags and mask, as the kernel would apply them to its handler; SA_RESETHAND is emulated
+        // (the kernel would drop our handler with it).
+        k.sa_flags = (program.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+        k.sa_mask = program.sa_mask;
+    }
+    return k;
+}
+
+// ---- finishing the trace from a handler: the finisher thread ----
+
+std::atomic<int> g_request_fd{-1}, g_done_fd{-1};
+std::atomic<int> g_ending_signal{0};
+std::atomic<bool> g_end_claimed{false};
+std::atomic<EndBySignal> g_end{nullptr};
+
+void finisher_main(int request_fd, int done_fd) {
+    for (;;) {
+        uint64_t value = 0;
+        ssize_t n = ::read(request_fd, &value, sizeof value);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != static_cast<ssize_t>(sizeof value)) return;
+        int sig = g_ending_signal.load(std::memory_order_acquire);
+        if (EndBySignal end = g_end.load(std::memory_order_acquire); end && sig > 0) end(sig);
+        uint64_t one = 1;
+        while (::write(done_fd, &one, sizeof one) < 0 && errno == EINTR) {}
+    }
+}
+
+// Async-signal-safe: asks the finisher to finish the trace and waits for it, at most kSignalFinishWaitMs.
+void finish_trace(int sig) {
+    int request = g_request_fd.load(std::memory_order_acquire);
+    int done = g_done_fd.load(std::memory_order_acquire);
+    if (request < 0 || done < 0 || !session_pipeline()) return;
+    if (!g_end_claimed.exchange(true, std::memory_order_acq_rel)) {
+        g_ending_signal.store(sig, std::memory_order_release);
+        uint64_t one = 1;
+        if (::write(request, &one, sizeof one) != static_cast<ssize_t>(sizeof one)) return;
+    }
+    // Another thread's signal may already have asked: wait for the same end.
+    pollfd p{done, POLLIN, 0};
+    int left = kSignalFinishWaitMs;
+    while (left > 0) {
+        int r = ::poll(&p, 1, left > 100 ? 100 : left);
+        if (r > 0) return;
+        if (r < 0 && errno != EINTR) break;
+        left -= 100;
+    }
+    // The finisher did not make it (a lock held by the interrupted thread?): keep at least the encoded records.
+    if (Pipeline* pipeline = session_pipeline()) pipeline->flush_from_signal_handler();
+}
+
+void on_termination(int sig, siginfo_t* info, void* context) {
+    int saved_errno = errno;
+    struct sigaction program = load_program(sig);
+    if (is_ignore(program)) return;  // set while the signal was on its way
+    if (!is_default(program)) {
+        if (program.sa_flags & SA_RESETHAND) {
+            // What the kernel would have done before calling the handler.
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            store_program(sig, dfl);
+            struct sigaction k = kernel_action_for(dfl);
+            __sigaction(sig, &k, nullptr);
+        }
+        errno = saved_errno;
+        if (program.sa_flags & SA_SIGINFO) program.sa_sigaction(sig, info, context);
+        else program.sa_handler(sig);
+        return;
+    }
+    // The default action: the signal ends the process. Finish the trace first, then let it.
+    finish_trace(sig);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    __sigaction(sig, &dfl, nullptr);
+    // Pending while this handler runs (the signal is blocked in it); delivered with the default action on return.
+    ::raise(sig);
+    errno = saved_errno;
+}
+
+// ---- fatal signals ----
+
+struct sigaction g_previous_fatal[NSIG];
+std::atomic<bool> g_in_fatal{false};
+bool g_fatal_installed = false;
+
+void on_fatal_signal(int sig, siginfo_t* info, void*) {
+    // Async-signal-safe only: atomics, one write(2) inside the writer, sigaction, raise.
+    int saved_errno = errno;
+    if (!g_in_fatal.exchange(true)) {
+        if (Pipeline* p = session_pipeline()) p->flush_from_signal_handler();
+    }
+    // Put back what the app had (its handler or the default) so the signal ends the process exactly as it
+    // would have without us.
+    __sigaction(sig, &g_previous_fatal[sig], nullptr);
+    // A fault raised by the kernel (si_code > 0) repeats when we return; a signal sent by kill/raise/abort
+    // does not, so send it again: it stays pending until we return, then takes the restored disposition.
+    if (!info || info->si_code <= 0) ::raise(sig);
+    errno = saved_errno;
+}
+
+void install_fatal() {
+    if (g_fatal_installed) return;
+    g_fatal_installed = true;
+    for (int sig : kFatalSignals) {
+        struct sigaction sa {};
+        sa.sa_sigaction = on_fatal_signal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        struct sigaction old {};
+        if (__sigaction(sig, &sa, &old) != 0) continue;
+        if (!(old.sa_flags & SA_SIGINFO) && is_ignore(old) && sig != SIGABRT) {
+            // The app ignores it: keep it that way (a fault it ignores still kills it, as before).
+            __sigaction(sig, &old, nullptr);
+            continue;
+        }
+        g_previous_fatal[sig] = old;
+    }
+}
+
+void take_termination_signals() {
+    for (int sig : kTerminationSignals) {
+        struct sigaction current {};
+        if (__sigaction(sig, nullptr, &current) != 0) continue;
+        if (!(current.sa_flags & SA_SIGINFO) || current.sa_sigaction != on_termination) {
+            // First time in this image: what the kernel holds is the program's (or inherited) disposition.
+            store_program(sig, current);
+        }
+        // (Already ours in a forked child: the recorded disposition came with the fork.)
+        struct sigaction k = kernel_action_for(load_program(sig));
+        if (__sigaction(sig, &k, nullptr) == 0) g_taken[sig].store(true, std::memory_order_release);
+    }
+}
+
+}  // namespace
+
+int real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept {
+    return __sigaction(sig, act, old);
+}
+
+bool in_fatal_signal() noexcept { return g_in_fatal.load(std::memory_order_acquire); }
+
+void set_interposed(bool interposed) noexcept { g_interposed.store(interposed, std::memory_order_release); }
+
+BlockTermination::BlockTermination() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : kTerminationSignals) sigaddset(&set, s);
+    ::pthread_sigmask(SIG_BLOCK, &set, &previous_);
+}
+
+BlockTermination::~BlockTermination() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+void install(EndBySignal end) noexcept {
+    g_end.store(end, std::memory_order_release);
+    install_fatal();
+    if (g_request_fd.load() < 0) {
+        int request = ::eventfd(0, EFD_CLOEXEC);
+        int done = ::eventfd(0, EFD_CLOEXEC);
+        bool started = false;
+        if (request >= 0 && done >= 0) {
+            try {
+                BlockTermination blocked;  // the finisher never runs a handler of ours
+                std::thread(finisher_main, request, done).detach();
+                started = true;
+            } catch (...) {
+            }
+        }
+        if (started) {
+            g_request_fd.store(request, std::memory_order_release);
+            g_done_fd.store(done, std::memory_order_release);
+        } else {
+            if (request >= 0) ::close(request);
+            if (done >= 0) ::close(done);
+        }
+    }
+    if (g_interposed.load(std::memory_order_acquire)) take_termination_signals();
+}
+
+void reset_after_fork() noexcept {
+    // The finisher thread stayed in the parent; our copies of its descriptors are of no use here.
+    int request = g_request_fd.exchange(-1), done = g_done_fd.exchange(-1);
+    if (request >= 0) ::close(request);
+    if (done >= 0) ::close(done);
+    g_end_claimed.store(false);
+    g_ending_signal.store(0);
+    g_in_fatal.store(false);
+}
+
+int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept {
+    if (sig <= 0 || sig >= NSIG || !is_termination(sig) || !g_taken[sig].load(std::memory_order_acquire))
+        return __sigaction(sig, act, old);
+    struct sigaction previous = load_program(sig);
+    if (act) {
+        struct sigaction k = kernel_action_for(*act);
+        if (__sigaction(sig, &k, nullptr) != 0) return -1;  // errno from the kernel (EINVAL, EFAULT)
+        store_program(sig, *act);
+    }
+    if (old) *old = previous;
+    return 0;
+}
+
+Handler program_signal(int sig, Handler handler) noexcept {
+    if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    // glibc's signal(): BSD semantics (SA_RESTART, the signal blocked in its own handler).
+    struct sigaction act {}, old{};
+    act.sa_handler = handler;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    act.sa_flags = SA_RESTART;
+    if (program_sigaction(sig, &act, &old) != 0) return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? reinterpret_cast<Handler>(reinterpret_cast<void*>(old.sa_sigaction))
+                                       : old.sa_handler;
+}
+
+}  // namespace gprof::collector::signals
