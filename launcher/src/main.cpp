@@ -142,7 +142,14 @@ int run(int argc, char** argv) {
     console.info("profiling " + app.path + " into " + run_dir->string());
 
     AppOutcome outcome = supervise(config, console);
-    if (!outcome.started) return outcome.exit_code;  // exec failed: already said why, like a shell
+    if (!outcome.started) {
+        // The exec failed (already said why, like a shell): nothing ran, so nothing of ours stays behind. Only our
+        // marker and the directory, if that is all it holds (-o may name a directory that was there before).
+        std::error_code ec;
+        fs::remove(*run_dir / kRunMarker, ec);
+        fs::remove(*run_dir, ec);
+        return outcome.exit_code;
+    }
     if (outcome.signal != 0) {
         console.warn(o.command.front() + " was killed by signal " + std::to_string(outcome.signal) + " (" +
                      ::sigdescr_np(outcome.signal) + (outcome.core_dumped ? ", core dumped" : "") + ")");

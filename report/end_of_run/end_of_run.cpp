@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// O_EXCL|O_NOFOLLOW, mode 0600: false (errno set) if the file exists, is a symlink, or cannot be written whole.
+// O_EXCL|O_NOFOLLOW, mode 0600: false (errno set) if the file exists, is a symlink, or cannot be written whole. A
+// file it created but could not fill (a full disk) is removed: a cut summary must not look like a result.
 bool write_new_file(const fs::path& path, const std::string& text) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return false;
@@ -36,15 +37,20 @@ bool write_new_file(const fs::path& path, const std::string& text) {
         ssize_t n = ::write(fd, p, left);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            int e = errno;
+            int e = errno ? errno : EIO;
             ::close(fd);
-            errno = e ? e : EIO;
+            ::unlink(path.c_str());
+            errno = e;
             return false;
         }
         p += n;
         left -= static_cast<size_t>(n);
     }
-    return ::close(fd) == 0;
+    if (::close(fd) == 0) return true;
+    int e = errno;
+    ::unlink(path.c_str());
+    errno = e;
+    return false;
 }
 
 constexpr size_t kBriefRows = 10;  // per section in the brief summary; summary.txt always has them all
@@ -128,6 +134,8 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             }
         }
         if (options.timeline_path) {
+            std::error_code ec;
+            bool existed = fs::exists(fs::symlink_status(*options.timeline_path, ec));
             try {
                 timeline_options.create_exclusive = true;
                 // The format follows the file name (x.pftrace: Perfetto's protobuf); a JSON timeline too big for
@@ -138,6 +146,8 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
                 result.timeline = st.path;
                 for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
             } catch (const std::exception& e) {
+                // Created here and cut short (a full disk): not left behind as if it were a timeline.
+                if (!existed) fs::remove(*options.timeline_path, ec);
                 result.warnings.push_back(std::string("timeline not written: ") + e.what());
                 result.ok = false;
             }

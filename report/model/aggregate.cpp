@@ -21,6 +21,18 @@ using namespace gprof::trace;
 
 namespace {
 
+// Why a program a process started could not be traced (Exec records), in a few words.
+std::string untraced_reason(trace::ExecImage image) {
+    switch (image) {
+        case trace::ExecImage::Static: return "a statically linked program that cannot be traced";
+        case trace::ExecImage::Foreign: return "a program of another architecture that cannot be traced";
+        case trace::ExecImage::Privileged: return "a set-user-ID program the collector cannot enter";
+        case trace::ExecImage::NoCollector: return "its environment no longer loads the collector";
+        case trace::ExecImage::Traced: break;
+    }
+    return "traced";
+}
+
 // Count, total, min, max, mean, median and stddev of v[0, n); reorders v (the median's selection). One
 // definition for 32- and 64-bit values: the selection permutes both alike, so the stddev sums in the same order
 // and the results are identical.
@@ -362,7 +374,22 @@ public:
                 else p.status_lines.push_back(line);
                 break;
             }
-            case RecordKind::End: p.complete = true; break;
+            case RecordKind::End:
+                p.complete = true;
+                p.ended_by_signal = r.end.signal;
+                break;
+            case RecordKind::Exec: {
+                std::string path(ctx_.reader->string(r.exec.path));
+                if (r.exec.spawned)
+                    p.untraced_children.push_back("pid " + std::to_string(r.exec.pid) + ": " +
+                                                  std::string(ctx_.reader->string(r.exec.command)) + " (" +
+                                                  untraced_reason(r.exec.image) + ")");
+                else if (r.exec.image == ExecImage::Traced)
+                    p.ended_by_exec = "exec'd into " + path + " (traced on: same pid)";
+                else
+                    p.ended_by_exec = "exec'd into " + path + ", " + untraced_reason(r.exec.image);
+                break;
+            }
             default: break;
         }
     }

@@ -53,6 +53,9 @@ struct ProcessInfo {
     uint64_t records = 0;               // records surfaced (after filters)
     uint64_t dropped = 0;
     bool complete = false;              // End record present
+    uint32_t ended_by_signal = 0;       // End.signal: the trace was finished as this signal ended the process
+    std::string ended_by_exec;          // "exec'd into /sbin/ldconfig.real, a statically linked program that ..."
+    std::vector<std::string> untraced_children;  // "pid 1234: /sbin/ldconfig.real -p (statically linked, ...)"
     trace::ReadStats read_stats;        // damage counters (truncated / corrupt bytes)
     std::vector<std::string> status_lines;  // "Cupti warning: CUPTI unavailable: ..." (level >= Warning first)
     std::vector<std::string> thread_names;  // "tid name"

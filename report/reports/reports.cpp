@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -405,6 +406,16 @@ NamedStats named(const std::vector<const KeyData*>& keys) {
 
 }  // namespace
 
+namespace {
+
+// "SIGTERM" for 15.
+std::string signal_name(uint32_t sig) {
+    const char* abbrev = ::sigabbrev_np(static_cast<int>(sig));
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+}  // namespace
+
 void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out) {
     // Header: what was recorded, and why anything is missing.
     std::set<std::pair<int64_t, uint32_t>> seen_dev;
@@ -425,7 +436,12 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         out << "  process " << p.header.pid << ": " << cmd << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
             << (p.dropped ? ", " + std::to_string(p.dropped) + " dropped" : std::string())
-            << (p.complete ? "" : ", trace incomplete: the process did not finish normally") << ")\n";
+            << (!p.complete ? ", trace incomplete: the process did not finish normally"
+                : p.ended_by_signal ? ", ended by " + signal_name(p.ended_by_signal)
+                : !p.ended_by_exec.empty() ? ", " + p.ended_by_exec
+                                           : std::string())
+            << ")\n";
+        for (const auto& child : p.untraced_children) out << "    started " << child << '\n';
         for (const auto& s : p.status_lines) {
             if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
             out << "    " << s << '\n';

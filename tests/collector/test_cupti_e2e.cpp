@@ -71,7 +71,7 @@ TEST_CASE("e2e: GPU records of the stand-in reach the trace, the exit flush comp
     E2E e("basic", 500);
     INFO(e.run.err);
     REQUIRE(e.run.exit_code() == 0);
-    CHECK(e.run.out == "done basic\n");
+    CHECK(e.run.out == "done basic (CUPTI subscribed: 1)\n");
     auto ts = e.traces();
     REQUIRE(ts.size() == 1);
     const auto& t = ts[0];
@@ -159,7 +159,7 @@ TEST_CASE("e2e: NVTX capture range: exactly the work inside the range, switched 
         E2E e("nvtx-capture", n, env);
         INFO(e.run.err);
         REQUIRE(e.run.exit_code() == 0);
-        CHECK(e.run.out == "done nvtx-capture\n");
+        CHECK(e.run.out == "done nvtx-capture (CUPTI subscribed: 1)\n");
         auto paths = traces_in(e.dir.path().string());
         REQUIRE(paths.size() == 1);
         auto counts = kernel_counts(paths[0].string());
@@ -253,7 +253,7 @@ TEST_CASE("e2e: a forced flush that hangs cannot hang the exit", "[cupti][e2e]")
     E2E e("exit-hang", 20, {{"GPROF_TEST_STANDIN_SCRIPT", "flush-hang"}});
     INFO(e.run.err);
     CHECK(e.run.exit_code() == 0);
-    CHECK(e.run.out == "done exit-hang\n");
+    CHECK(e.run.out == "done exit-hang (CUPTI subscribed: 1)\n");
     CHECK(e.seconds < 15);
     auto ts = e.traces();
     REQUIRE(ts.size() == 1);
@@ -266,7 +266,7 @@ TEST_CASE("e2e: another profiler's CUPTI subscriber: one stderr line, app unharm
     E2E e("basic", 10, {{"GPROF_TEST_STANDIN_SCRIPT", "multiple-subscribers"}});
     INFO(e.run.err);
     CHECK(e.run.exit_code() == 0);
-    CHECK(e.run.out == "done basic\n");
+    CHECK(e.run.out == "done basic (CUPTI subscribed: 0)\n");
     size_t lines = 0;
     for (size_t p = 0; (p = e.run.err.find("another profiler", p)) != std::string::npos; ++p) ++lines;
     CHECK(lines == 1);
@@ -304,4 +304,151 @@ TEST_CASE("e2e: fork: parent and child each trace their own GPU work", "[cupti][
     }
     CHECK(parent_kernels == 31);
     CHECK(child_kernels == 30);
+}
+
+// ---- process trees, other CUPTI clients, the driver -------------------------------------------------------
+
+namespace {
+
+size_t api_calls_named(const LoadedTrace& t, const std::string& name) {
+    size_t n = 0;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::ApiCall && t.str(r.api.name) == name) ++n;
+    return n;
+}
+
+size_t warnings_with(const LoadedTrace& t, const std::string& text) { return t.count_status(text, trace::StatusLevel::Warning); }
+
+}  // namespace
+
+TEST_CASE("e2e: another CUPTI client refused because gprof-run holds CUPTI is named, with the way out",
+          "[cupti][e2e][clients]") {
+    E2E e("second-tool", 20, {{"GPROF_TEST_SECOND_TOOL", GPROF_TEST_SECOND_TOOL}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    // The program's tool got CUPTI's own answer, unchanged, and CUPTI named us as the holder.
+    CHECK(e.run.out.find("second tool: cuptiSubscribe -> 39\n") != std::string::npos);
+    CHECK(e.run.out.find("second tool: cuptiSubscribe_v2 -> 39, held by CUPTI for gprof-run\n") != std::string::npos);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const auto& t = ts[0];
+    CHECK(t.count(trace::RecordKind::Kernel) == 40);  // gprof-run kept recording
+    CHECK(warnings_with(t, "a CUPTI client in libgprof-test-second-tool.so asked CUPTI for a subscription while "
+                           "gprof-run held it") == 1);
+    CHECK(warnings_with(t, "kineto-test (in libgprof-test-second-tool.so) asked CUPTI") == 1);
+    CHECK(warnings_with(t, "run gprof-run with -t nvtx") == 2);
+    CHECK(e.run.err.find("kineto-test (in libgprof-test-second-tool.so) asked CUPTI") != std::string::npos);
+}
+
+TEST_CASE("e2e: our own subscription refused: the tool holding CUPTI is named", "[cupti][e2e][clients]") {
+    E2E e("basic", 10, {{"GPROF_TEST_STANDIN_SCRIPT", "multiple-subscribers,holder=CUPTI for Nsight Systems"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    CHECK(warnings_with(ts[0], "another tool already uses CUPTI in this process: CUPTI for Nsight Systems") == 1);
+    CHECK(e.run.err.find("CUPTI for Nsight Systems") != std::string::npos);
+}
+
+TEST_CASE("e2e: the collector's own driver queries are not the program's API calls", "[cupti][e2e][driver]") {
+    E2E e("app-queries-device", 50, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    CHECK(e.run.out.find("device 0: Stand-in GPU") != std::string::npos);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const auto& t = ts[0];
+    CHECK(t.count(trace::RecordKind::Kernel) == 50);
+    // The Device record came from our queries (made on the writer thread, at the context-created callback) ...
+    size_t devices = 0;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::Device) {
+            ++devices;
+            CHECK(t.str(r.device.name) == "Stand-in GPU");
+            CHECK(r.device.sm_count == 132);
+        }
+    CHECK(devices == 1);
+    // ... and none of them shows as a call of the program; the program's own two calls do.
+    CHECK(api_calls_named(t, "cuDeviceGet") == 1);
+    CHECK(api_calls_named(t, "cuDeviceGetName") == 1);
+    CHECK(api_calls_named(t, "cuDeviceGetAttribute") == 0);
+    CHECK(api_calls_named(t, "cuDeviceTotalMem_v2") == 0);
+    CHECK(api_calls_named(t, "cuDeviceGetUuid_v2") == 0);
+    CHECK(api_calls_named(t, "cuDriverGetVersion") == 0);
+}
+
+TEST_CASE("e2e: a driver older than CUPTI's CUDA: one line with both versions, the program left alone",
+          "[cupti][e2e][driver]") {
+    E2E e("basic", 10, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}, {"GPROF_TEST_CUDA_DRIVER_VERSION", "12040"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    CHECK(e.run.out == "done basic (CUPTI subscribed: 0)\n");  // CUPTI never touched
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const std::string line = "the CUDA driver supports CUDA 12.4 but CUPTI 130001";
+    CHECK(warnings_with(ts[0], line) == 1);
+    CHECK(warnings_with(ts[0], "needs a driver for CUDA 13 or newer (r580 or later)") == 1);
+    size_t said = 0;
+    for (size_t p = 0; (p = e.run.err.find(line, p)) != std::string::npos; ++p) ++said;
+    CHECK(said == 1);
+    CHECK(ts[0].count(trace::RecordKind::Kernel) == 0);
+    CHECK(ts[0].stats.has_end);
+}
+
+TEST_CASE("e2e: a forked child of a CUDA process that never calls CUDA has nothing about CUDA to report",
+          "[cupti][e2e][tree]") {
+    E2E e("fork-cpu-child", 20, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    CHECK(e.run.out.find("cpu child 0") != std::string::npos);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 2);
+    const auto& parent = ts[0].count(trace::RecordKind::Kernel) > 0 ? ts[0] : ts[1];
+    const auto& child = &parent == &ts[0] ? ts[1] : ts[0];
+    CHECK(parent.count(trace::RecordKind::Kernel) == 40);
+    CHECK(child.header.ppid == parent.header.pid);
+    CHECK(child.count_status("CUDA activity not recorded") == 0);
+    CHECK(child.count_status("CUDA", trace::StatusLevel::Warning) == 0);
+    CHECK(child.stats.has_end);
+    CHECK(e.run.err.find("never initialised") == std::string::npos);
+}
+
+TEST_CASE("e2e: libcuda loaded but no CUDA call: no warning; CUDA initialised behind our back: one",
+          "[cupti][e2e][driver]") {
+    SECTION("loaded, never initialised") {
+        E2E e("loaded-no-init", 0, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}});
+        INFO(e.run.err);
+        CHECK(e.run.exit_code() == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(ts[0].count_status("CUDA activity not recorded", trace::StatusLevel::Warning) == 0);
+        CHECK(ts[0].count_status("never initialised CUDA") == 1);  // an Info line: the fact, no alarm
+        CHECK(e.run.err.find("CUDA activity not recorded") == std::string::npos);
+    }
+    SECTION("initialised without the injection") {
+        E2E e("init-without-injection", 0, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}});
+        INFO(e.run.err);
+        CHECK(e.run.exit_code() == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(warnings_with(ts[0], "without gprof-run's injection") == 1);
+    }
+}
+
+TEST_CASE("e2e: the role of a process in a distributed job is recorded", "[cupti][e2e][tree]") {
+    E2E e("basic", 1, {{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}, {"SLURM_PROCID", "9"}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    size_t roles = 0;
+    for (auto& r : ts[0].records)
+        if (r.kind == trace::RecordKind::Role) {
+            ++roles;
+            CHECK(r.role.rank == 3);  // torchrun's RANK wins over Slurm's
+            CHECK(r.role.local_rank == 1);
+            CHECK(r.role.world_size == 8);
+            CHECK(ts[0].str(r.role.variables) == "RANK=3 LOCAL_RANK=1 WORLD_SIZE=8");
+        }
+    CHECK(roles == 1);
 }

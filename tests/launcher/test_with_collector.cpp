@@ -1,8 +1,11 @@
 // gprof-run with the real collector of this build tree (bin/gprof-run + lib/gprof-run/libgprof-collector.so).
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <cstdlib>
 #include <iostream>
+#include <regex>
 #include <set>
 
 #include "launcher_harness.h"
@@ -82,4 +85,90 @@ TEST_CASE("real collector: a program without CUDA runs as it would, and is repor
     CHECK(r.out.empty());
     CHECK(traces_in(tmp.path() / "run").size() == 1);
     CHECK(r.err.find("run directory:") != std::string::npos);
+}
+
+// ---- process trees, signals and full disks, as gprof-run reports them -------------------------------------------
+
+namespace {
+const std::string kTreeApp = GPROF_TEST_BINARY_DIR "/test_process_tree_app";
+const std::string kStaticHelper = GPROF_TEST_BINARY_DIR "/test_static_helper";
+const std::string kCollectorNvtxApp = GPROF_TEST_BINARY_DIR "/test_nvtx_app";
+const std::string kDiskShim = GPROF_TEST_BINARY_DIR "/libtest_disk_full_shim.so";
+}  // namespace
+
+TEST_CASE("real collector: helpers and an exec of a static binary: a summary without crashes or false warnings",
+          "[launcher][collector][tree]") {
+    require_collector();
+    gprof::testing::TempDir tmp;
+    fs::path script = tmp.path() / "ldconfig-like";
+    write_file(script, "#!/bin/sh\nexec " + kStaticHelper + " \"$@\"\n");
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = build_gprof_run({"-o", "run", kTreeApp, "helpers", "24", kStaticHelper, script.string()}, tmp.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("helpers 0 failed; static 7 7 7 7") != std::string::npos);
+    CHECK(r.err.find("trace incomplete") == std::string::npos);
+    CHECK(r.err.find("CUDA activity not recorded") == std::string::npos);
+    CHECK(r.err.find("exec'd into " + kStaticHelper + ", a statically linked program that cannot be traced") !=
+          std::string::npos);
+    CHECK(r.err.find(kStaticHelper + " spawn (a statically linked program that cannot be traced)") != std::string::npos);
+    std::string summary = read_file(tmp.path() / "run/summary.txt");
+    CHECK(summary.find("trace incomplete") == std::string::npos);
+}
+
+TEST_CASE("real collector: SIGTERM to gprof-run: the app dies of it, its trace is complete and says so",
+          "[launcher][collector][signals]") {
+    require_collector();
+    gprof::testing::TempDir tmp;
+    Spec spec;
+    spec.argv = {kBuildGprofRun, "-o", "run", "--log-file", "log", kCollectorNvtxApp, "wait-signal", "3000"};
+    spec.cwd = tmp.path();
+    Piped p(spec);
+    REQUIRE(p.read_until("ready\n"));
+    REQUIRE(::kill(p.pid(), SIGTERM) == 0);  // gprof-run passes it on, as Slurm's time limit would come
+    int st = p.wait();
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 128 + SIGTERM);
+    std::string log = read_file(tmp.path() / "log");
+    INFO(log);
+    CHECK(log.find("ended by SIGTERM") != std::string::npos);
+    CHECK(log.find("trace incomplete") == std::string::npos);
+    auto traces = traces_in(tmp.path() / "run");
+    REQUIRE(traces.size() == 1);
+    gprof::trace::TraceReader reader(traces[0].string());
+    size_t ranges = 0;
+    for (const auto& rec : gprof::testing::read_all_records(reader))
+        ranges += rec.kind == gprof::trace::RecordKind::Nvtx;
+    CHECK(ranges == 3000);
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("real collector: a full disk: the figure is said, no empty result files are left", "[launcher][collector][disk]") {
+    require_collector();
+    gprof::testing::TempDir tmp;
+    fs::create_directory(tmp.path() / "run");
+    fs::path budget = tmp.path() / "budget";
+    {
+        int64_t bytes = 400 * 1024;
+        std::ofstream out(budget, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(&bytes), sizeof bytes);
+    }
+    Spec spec;
+    spec.argv = {kBuildGprofRun, "-o", "run", "--force", kCollectorNvtxApp, "many", "200000"};
+    spec.cwd = tmp.path();
+    spec.env["LD_PRELOAD"] = kDiskShim;  // gprof-run keeps it and puts the collector first for the app
+    spec.env["GPROF_TEST_DISK_DIR"] = (tmp.path() / "run").string();
+    spec.env["GPROF_TEST_DISK_BUDGET"] = budget.string();
+    spec.env["GPROF_TEST_DISK_FULL_NAMES"] = "summary.txt";  // full for good by the time the report is written
+    auto r = run(spec);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "many done 200000\n");
+    CHECK(std::regex_search(r.err, std::regex("disk full: [0-9]+ records could not be written")));
+    CHECK(r.err.find("trace incomplete") == std::string::npos);
+    // No room left for summary.txt: it is not left behind empty, and that is said. (The summary itself still
+    // reaches stderr.)
+    CHECK_FALSE(fs::exists(tmp.path() / "run/summary.txt"));
+    CHECK(r.err.find("summary.txt: No space left on device") != std::string::npos);
+    CHECK(r.err.find("gprof-run profile:") != std::string::npos);
 }

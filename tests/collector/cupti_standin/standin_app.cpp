@@ -22,6 +22,8 @@
 //                   process) asks for a subscription twice, with cuptiSubscribe and with cuptiSubscribe_v2 named
 //                   "kineto-test"; N launches more
 //     fork-cpu-child N   N launches; fork: the child does CPU work only (no CUDA call) and exits; N launches more
+//     app-queries-device N   N launches, then the program's own cuDeviceGet + cuDeviceGetName (needs the libcuda
+//                   stand-in): its calls are recorded, the collector's own device queries are not
 //     loaded-no-init     libcuda is loaded (GPROF_TEST_CUDA_STANDIN) but cuInit is never called: no CUDA call
 //     init-without-injection   cuInit with CUDA_INJECTION64_PATH removed from the environment first
 // With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
@@ -218,6 +220,16 @@ int main(int argc, char** argv) {
         subscribe(0, nullptr);
         subscribe(1, "kineto-test");
         launches(n, "_Z5afterv");
+    } else if (!std::strcmp(mode, "app-queries-device")) {
+        launches(n, "_Z6kernelv");
+        auto get = reinterpret_cast<int (*)(int*, int)>(g_driver ? dlsym(g_driver, "cuDeviceGet") : nullptr);
+        auto name = reinterpret_cast<int (*)(char*, int, int)>(g_driver ? dlsym(g_driver, "cuDeviceGetName") : nullptr);
+        if (!get || !name) return 3;
+        int device = -1;
+        char text[64] = {};
+        get(&device, 0);
+        name(text, sizeof text, device);
+        std::printf("device %d: %s\n", device, text);
     } else if (!std::strcmp(mode, "fork-cpu-child")) {
         launches(n, "_Z6parentv");
         std::fflush(stdout);
@@ -241,6 +253,6 @@ int main(int argc, char** argv) {
     } else {
         return 2;
     }
-    std::printf("done %s\n", mode);
+    std::printf("done %s (CUPTI subscribed: %d)\n", mode, SI(gprof_test_standin_subscribed)());
     return 0;
 }

@@ -4,7 +4,9 @@
      write      takes what fits (a short write), then fails with ENOSPC;
      fallocate  allocates only when the whole range fits, else ENOSPC, and what it allocated is not charged again;
      ftruncate  that shrinks a file gives its blocks back.
-   Bytes are charged only past what the file already holds (its size, or its allocated blocks). Never installed. */
+   Bytes are charged only past what the file already holds (its size, or its allocated blocks). Files named in
+   GPROF_TEST_DISK_FULL_NAMES (comma-separated base names) find the disk full whatever the budget: the state the
+   disk is in when gprof-run writes its report after a program filled it. Never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,6 +35,7 @@ static volatile int64_t* budget(void) {
     return mapped;
 }
 
+/* 0: not on the disk; 1: on it; 2: on it, and always full. */
 static int on_disk(int fd) {
     const char* dir = getenv("GPROF_TEST_DISK_DIR");
     if (!dir || !*dir || !budget()) return 0;
@@ -42,7 +45,18 @@ static int on_disk(int fd) {
     if (n <= 0) return 0;
     target[n] = '\0';
     size_t len = strlen(dir);
-    return strncmp(target, dir, len) == 0 && (target[len] == '/' || target[len] == '\0');
+    if (strncmp(target, dir, len) != 0 || (target[len] != '/' && target[len] != '\0')) return 0;
+    const char* base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    const char* full = getenv("GPROF_TEST_DISK_FULL_NAMES");
+    size_t base_len = strlen(base);
+    for (const char* p = full; p && *p;) {
+        const char* end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == base_len && strncmp(p, base, n) == 0) return 2;
+        p = end ? end + 1 : p + n;
+    }
+    return 1;
 }
 
 /* Bytes the file holds room for already: its size or its allocated blocks, whichever is more. */
@@ -67,7 +81,12 @@ static int64_t take(int64_t want, int all_or_nothing) {
 ssize_t write(int fd, const void* buf, size_t count) {
     static ssize_t (*real)(int, const void*, size_t) = NULL;
     if (!real) real = (ssize_t(*)(int, const void*, size_t))dlsym(RTLD_NEXT, "write");
-    if (count == 0 || !on_disk(fd)) return real(fd, buf, count);
+    int where = count == 0 ? 0 : on_disk(fd);
+    if (where == 0) return real(fd, buf, count);
+    if (where == 2) {
+        errno = ENOSPC;
+        return -1;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) return real(fd, buf, count);
     int flags = fcntl(fd, F_GETFL);
