@@ -122,7 +122,7 @@ void BM_summary(benchmark::State& state) {
         report::AggregateOptions o;
         auto agg = report::aggregate_run({path}, o);
         std::ostringstream out;
-        report::print_summary_text(agg, true, 0, out);
+        report::print_summary_text(agg, true, true, 0, out);
         benchmark::DoNotOptimize(out.str().size());
         bytes += std::filesystem::file_size(path);
         records = agg.records;

@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
     size_t rows = 0;
     app.add_option("--rows", rows, "summary: rows per section of the console table, like gprof-run's brief summary "
                                    "(default: all)");
+    bool all_processes = false;
+    app.add_flag("--all-processes", all_processes,
+                 "summary: list every process, also the helpers with no GPU or NVTX activity (compilers, shells), "
+                 "which are otherwise one line");
     bool ignore_damage = false;
     app.add_flag("--ignore-damage", ignore_damage,
                  "Exit 0 even when a trace is cut, corrupt or unreadable (the report shows what was intact)");
@@ -174,6 +178,7 @@ int main(int argc, char** argv) {
         ro.time_unit = parse_time_unit(timeunit);
         ro.filter = filters.build();
         ro.ignore_damage = ignore_damage;
+        ro.all_processes = all_processes;
         ro.brief_rows = rows;
         auto traces = expand_inputs(inputs);
         if (output.empty()) return run_reports(traces, ro, std::cout, std::cerr);

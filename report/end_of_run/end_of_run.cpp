@@ -117,7 +117,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         }
         if (options.summary != SummaryMode::None && options.summary_out) {
             bool full = options.summary == SummaryMode::Full;
-            print_summary_text(agg, full, full ? 0 : kBriefRows, *options.summary_out);
+            print_summary_text(agg, full, full, full ? 0 : kBriefRows, *options.summary_out);
             *options.summary_out << analysis_text;
             options.summary_out->flush();
         }
@@ -125,7 +125,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             // Inside the run directory gprof-run made (0700): created exclusively, 0600, never through a symlink.
             fs::path file = options.run_dir / "summary.txt";
             std::ostringstream text;
-            print_summary_text(agg, true, 0, text);
+            print_summary_text(agg, true, options.summary == SummaryMode::Full, 0, text);
             text << analysis_text;
             if (write_new_file(file, text.str())) result.summary_file = file;
             else {

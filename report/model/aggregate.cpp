@@ -290,6 +290,7 @@ public:
         graph_node_corrs_.clear();
         memory_.clear();
         memory_pools_.clear();
+        work_ = nullptr;
         ProcessInfo p;
         p.path = ctx.reader->path();
         p.header = ctx.reader->header();
@@ -302,6 +303,7 @@ public:
         ++p.records;
         switch (r.kind) {
             case RecordKind::ApiCall: {
+                ++p.api_calls;
                 uint32_t k = key_for(api_key_, r.api.name, KeyCategory::Api);
                 push_duration(k, r.api.start, r.api.end);
                 if (opt_.nvtx_detail) thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
@@ -311,6 +313,7 @@ public:
                 if (r.kernel.graph_id) graph_node_corrs_.insert(r.kernel.correlation);
                 uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
                 push_duration(k, r.kernel.start, r.kernel.end);
+                add_work(p, r.kernel.device, r.kernel.start, r.kernel.end);
                 if (opt_.nvtx_detail) push_gpu(r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end));
                 break;
             }
@@ -322,6 +325,7 @@ public:
                 if (!slot) slot = memop_key(memop_row_name(r.memcpy.copy_kind), memop_nsys_name(r.memcpy.copy_kind),
                                             KeyCategory::Memcpy);
                 push_duration(slot, r.memcpy.start, r.memcpy.end);
+                add_work(p, r.memcpy.device, r.memcpy.start, r.memcpy.end);
                 values_[slot - 1].bytes.push(r.memcpy.bytes);
                 if (opt_.nvtx_detail) push_gpu(r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end));
                 break;
@@ -330,11 +334,13 @@ public:
                 if (r.memset.graph_id) graph_node_corrs_.insert(r.memset.correlation);
                 if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
                 push_duration(memset_key_, r.memset.start, r.memset.end);
+                add_work(p, r.memset.device, r.memset.start, r.memset.end);
                 values_[memset_key_ - 1].bytes.push(r.memset.bytes);
                 if (opt_.nvtx_detail) push_gpu(r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end));
                 break;
             }
             case RecordKind::Nvtx:
+                ++p.nvtx_events;
                 if (r.nvtx.type != NvtxType::Mark) ranges_.push_back(r.nvtx);
                 widen(r.nvtx.start, r.nvtx.end);
                 break;
@@ -378,6 +384,7 @@ public:
                 p.complete = true;
                 p.ended_by_signal = r.end.signal;
                 break;
+            case RecordKind::Role: p.role = std::string(ctx_.reader->string(r.role.variables)); break;
             case RecordKind::Exec: {
                 std::string path(ctx_.reader->string(r.exec.path));
                 if (r.exec.spawned)
@@ -396,7 +403,7 @@ public:
 
     void end(const StreamContext& ctx) {
         ProcessInfo& p = out_.processes.back();
-        graph_work();
+        graph_work(p);
         account_memory(p, ctx);
         p.hidden_driver_calls = ctx.hidden_driver_calls;
         out_.hidden_driver_calls += ctx.hidden_driver_calls;
@@ -421,8 +428,19 @@ public:
 private:
     static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
 
+    // The process's GPU work on a device. Map nodes stay put: the last device's entry is kept for the next op.
+    void add_work(ProcessInfo& p, uint32_t device, Timestamp s, Timestamp e) {
+        if (!work_ || work_device_ != device || work_owner_ != &p) {
+            work_ = &p.gpu_work[device];
+            work_device_ = device;
+            work_owner_ = &p;
+        }
+        ++work_->ops;
+        work_->busy_ns += dur(s, e);
+    }
+
     // Graph launches whose nodes are not in the trace are the GPU work: one row per graph ("[CUDA graph 5]").
-    void graph_work() {
+    void graph_work(ProcessInfo& p) {
         for (const GraphLaunch& g : graph_launches_) {
             if (g.correlation && graph_node_corrs_.count(g.correlation)) continue;
             uint32_t& slot = graph_key_[g.graph_id];
@@ -431,6 +449,7 @@ private:
                 slot = global_key(name, KeyCategory::Graph, name);
             }
             push_duration(slot, g.start, g.end);
+            add_work(p, g.device, g.start, g.end);
             if (opt_.nvtx_detail) push_gpu(g.correlation, slot, dur(g.start, g.end));
         }
         graph_launches_.clear();
@@ -653,6 +672,9 @@ private:
     Aggregate& out_;
     const AggregateOptions& opt_;
     StreamContext ctx_;
+    DeviceWork* work_ = nullptr;  // add_work's last entry
+    uint32_t work_device_ = 0;
+    const ProcessInfo* work_owner_ = nullptr;
     std::unordered_map<std::string, uint32_t> index_;
     std::vector<uint32_t> api_key_, kernel_key_;
     uint32_t memcpy_key_[16] = {};
@@ -713,6 +735,29 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
         v.bytes.release();
     }
     return out;
+}
+
+std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes) {
+    std::unordered_set<int64_t> traced;
+    for (const auto& p : processes) traced.insert(p.header.pid);
+    std::vector<bool> helper(processes.size(), false);
+    for (size_t i = 0; i < processes.size(); ++i) {
+        const ProcessInfo& p = processes[i];
+        bool started_by_traced = p.header.ppid != p.header.pid && traced.count(p.header.ppid);
+        bool news = !p.complete || p.ended_by_signal || p.dropped || p.read_stats.corrupt_bytes || p.read_stats.truncated_bytes ||
+                    std::any_of(p.status_lines.begin(), p.status_lines.end(), [](const std::string& s) {
+                        return s.find(" info: ") == std::string::npos;
+                    });
+        helper[i] = p.quiet() && started_by_traced && !news;
+    }
+    return helper;
+}
+
+std::string process_short_name(const ProcessInfo& p) {
+    const std::string& path = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
+    size_t slash = path.find_last_of('/');
+    std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    return name.empty() ? "pid " + std::to_string(p.header.pid) : name;
 }
 
 }  // namespace gprof::report

@@ -46,6 +46,13 @@ struct DeviceInfo {
     std::string uuid;
 };
 
+// GPU work of one process on one device: operations (kernels, memcpys, memsets, graph launches that stand for their
+// work) and their summed duration.
+struct DeviceWork {
+    uint64_t ops = 0;
+    uint64_t busy_ns = 0;
+};
+
 struct ProcessInfo {
     std::filesystem::path path;
     trace::TraceHeader header;
@@ -56,6 +63,10 @@ struct ProcessInfo {
     uint32_t ended_by_signal = 0;       // End.signal: the trace was finished as this signal ended the process
     std::string ended_by_exec;          // "exec'd into /sbin/ldconfig.real, a statically linked program that ..."
     std::vector<std::string> untraced_children;  // "pid 1234: /sbin/ldconfig.real -p (statically linked, ...)"
+    std::string role;                   // Role.variables: "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" ("" when not in a job)
+    uint64_t api_calls = 0;             // CUDA API calls recorded
+    uint64_t nvtx_events = 0;           // NVTX ranges and marks recorded
+    std::map<uint32_t, DeviceWork> gpu_work;  // device id -> its GPU work
     trace::ReadStats read_stats;        // damage counters (truncated / corrupt bytes)
     std::vector<std::string> status_lines;  // "Cupti warning: CUPTI unavailable: ..." (level >= Warning first)
     std::vector<std::string> thread_names;  // "tid name"
@@ -64,7 +75,18 @@ struct ProcessInfo {
     std::vector<BudgetUsage> memory;
     std::vector<DeviceMemoryPeak> device_memory;
     int64_t run_offset_ns = 0;
+
+    // No CUDA call, no GPU work and no NVTX event: a compiler, a shell, a worker that only did CPU work.
+    bool quiet() const { return api_calls == 0 && nvtx_events == 0 && gpu_work.empty(); }
 };
+
+// A helper of the run: a quiet process (ProcessInfo::quiet) that another traced process started, whose trace
+// ended normally and holds nothing to warn about. The brief summary folds helpers into one line ("35 helper
+// processes with no GPU or NVTX activity: ptxas x20, ..."); --summary full and JSON list them one by one. The
+// program gprof-run started is never a helper, even when it did nothing on the GPU.
+std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes);
+// What a process is called in that line: the base name of argv[0] (of the executable when argv is empty).
+std::string process_short_name(const ProcessInfo& p);
 
 // NVTX block of the nvprof summary: a range with what happened inside it (on its thread).
 struct NvtxRangeSummary {

@@ -414,9 +414,40 @@ std::string signal_name(uint32_t sig) {
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+// "35 helper processes with no GPU or NVTX activity: ptxas ×20, nvlink ×10, sh ×5" (most frequent first).
+std::string helpers_line(const std::map<std::string, size_t>& folded) {
+    std::vector<std::pair<std::string, size_t>> names(folded.begin(), folded.end());
+    std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    size_t total = 0;
+    std::string list;
+    for (const auto& [name, n] : names) {
+        total += n;
+        list += (list.empty() ? "" : ", ") + name + " \u00d7" + std::to_string(n);
+    }
+    return plural(total, "helper process") + " with no GPU or NVTX activity: " + list;
+}
+
+// What a process is in a multi-process run: its parent (when traced), its rank, its GPU work per device.
+//   "    parent 4120; RANK=1 LOCAL_RANK=1 WORLD_SIZE=2; GPU 0: 1,204 ops, 85.1 ms"
+void print_process_role(const ProcessInfo& p, bool parent_traced, std::ostream& out) {
+    std::vector<std::string> parts;
+    if (parent_traced) parts.push_back("parent " + std::to_string(p.header.ppid));
+    if (!p.role.empty()) parts.push_back(p.role);
+    std::string work;
+    for (const auto& [device, w] : p.gpu_work)
+        work += (work.empty() ? "GPU " : ", GPU ") + std::to_string(device) + ": " + plural(w.ops, "op") + ", " +
+                format_time_auto(double(w.busy_ns));
+    if (!work.empty()) parts.push_back(work);
+    else if (p.quiet()) parts.push_back("no GPU or NVTX activity");
+    else parts.push_back("no GPU work");
+    std::string line;
+    for (const auto& part : parts) line += (line.empty() ? "" : "; ") + part;
+    out << "    " << line << '\n';
+}
+
 }  // namespace
 
-void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out) {
+void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out) {
     // Header: what was recorded, and why anything is missing.
     std::set<std::pair<int64_t, uint32_t>> seen_dev;
     std::vector<const DeviceInfo*> devs;
@@ -428,7 +459,16 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
     size_t status_printed = 0;
-    for (const auto& p : agg.processes) {
+    std::vector<bool> helper = helper_processes(agg.processes);
+    std::set<int64_t> traced_pids;
+    for (const auto& p : agg.processes) traced_pids.insert(p.header.pid);
+    std::map<std::string, size_t> folded;  // helper name -> processes folded into the helpers line
+    for (size_t i = 0; i < agg.processes.size(); ++i) {
+        const ProcessInfo& p = agg.processes[i];
+        if (helper[i] && !list_helpers) {
+            ++folded[process_short_name(p)];
+            continue;
+        }
         // The command as it was typed (argv, like nvprof's "Profiling application: ./app"): the executable's
         // resolved path is in the JSON header, and would put one machine's directories into every summary.
         std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
@@ -441,6 +481,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
                 : !p.ended_by_exec.empty() ? ", " + p.ended_by_exec
                                            : std::string())
             << ")\n";
+        if (agg.processes.size() > 1) print_process_role(p, traced_pids.count(p.header.ppid) > 0, out);
         for (const auto& child : p.untraced_children) out << "    started " << child << '\n';
         for (const auto& s : p.status_lines) {
             if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
@@ -449,6 +490,7 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
         }
         print_memory_lines(p, out);
     }
+    if (!folded.empty()) out << "  " << helpers_line(folded) << '\n';
     std::set<std::string> printed;
     for (auto* d : devs) {
         std::string line = "  device " + std::to_string(d->device.id) + ": " + d->name + " (compute capability " +
@@ -522,8 +564,21 @@ void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::o
 
 json summary_header_json(const Aggregate& agg) {
     json procs = json::array();
-    for (const auto& p : agg.processes) {
+    std::vector<bool> helper = helper_processes(agg.processes);
+    for (size_t i = 0; i < agg.processes.size(); ++i) {
+        const ProcessInfo& p = agg.processes[i];
+        json work = json::array();
+        for (const auto& [device, w] : p.gpu_work) work.push_back({{"device", device}, {"ops", w.ops}, {"busy_ns", w.busy_ns}});
         procs.push_back({{"pid", p.header.pid},
+                         {"ppid", p.header.ppid},
+                         {"helper", bool(helper[i])},
+                         {"role", p.role},
+                         {"api_calls", p.api_calls},
+                         {"nvtx_events", p.nvtx_events},
+                         {"gpu_work", work},
+                         {"ended_by_signal", p.ended_by_signal ? signal_name(p.ended_by_signal) : std::string()},
+                         {"ended_by_exec", p.ended_by_exec},
+                         {"untraced_children", p.untraced_children},
                          {"hidden_driver_calls", p.hidden_driver_calls},
                          {"memory", process_memory_json(p.memory, p.device_memory, p.run_offset_ns)},
                          {"executable", p.header.executable},
@@ -666,7 +721,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         for (const auto& r : reports) {
             if (r == "summary" && options.format == OutputFormat::Table) {
                 if (!first) out << '\n';
-                print_summary_text(agg, true, options.brief_rows, out);
+                print_summary_text(agg, true, options.all_processes, options.brief_rows, out);
                 first = false;
                 continue;
             }

@@ -30,6 +30,7 @@ struct ReportOptions {
     Filter filter;
     size_t brief_rows = 0;  // summary: rows per section in the console table; 0 = all
     bool ignore_damage = false;  // exit 0 even when a trace was cut, corrupt or unreadable
+    bool all_processes = false;  // summary: list helper processes one by one (else one line for them all)
 };
 
 // Runs the reports over the traces and writes them to `out`. Warnings go to `err` (never into csv/json on `out`;
@@ -39,8 +40,9 @@ struct ReportOptions {
 int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
                 std::ostream& err);
 
-// nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block.
-void print_summary_text(const Aggregate& agg, bool full, size_t max_rows, std::ostream& out);
+// nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block. Helper processes
+// (helper_processes) are listed one by one with list_helpers, else folded into one line.
+void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out);
 
 // The tables of the summary-style reports, built from an aggregate.
 Table summary_table(const Aggregate& agg);  // nvprof sections as one table with a Type column

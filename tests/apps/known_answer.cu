@@ -152,7 +152,7 @@ struct Answer {
     std::vector<MemoryExpect> memory;         // empty: not checked
     long long device_peak_bytes = -1;         // device 0's peak device memory in use (device + pool), -1 unchecked
     std::string capture = "none";             // capture range the check must ask gprof-run for
-    int processes = 1;                        // traces expected (fork: parent + child)
+    int processes = 1;                        // traces expected (fork: parent, CUDA child, CPU-only child)
     int threads = 0;                          // distinct host threads issuing launches (0: not checked)
     bool expect_abort = false;
     // measured inside the process
@@ -623,7 +623,7 @@ void mode_nvtx(Answer& a, bool run) {
 void mode_fork(Answer& a, bool run) {
     kernel(a, "ka_parent_kernel", 30, 1, 1, 1, 32, 1, 1);
     kernel(a, "ka_child_kernel", 20, 1, 1, 1, 32, 1, 1);
-    a.processes = 2;
+    a.processes = 3;  // the parent, the CUDA child and the CPU-only child: each is a process gprof-run traces
     if (!run) return;
     std::fflush(stdout);
     pid_t child = fork();

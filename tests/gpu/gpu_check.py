@@ -246,6 +246,17 @@ def check_known_answer(answer, records, wall_ns, label):
     n_files = len(records.files)
     if n_files != answer.get("processes", 1):
         out.append(("FAIL", f"{name}:processes", f"traces={n_files} expected={answer.get('processes', 1)}"))
+    if not answer.get("expect_abort"):
+        # Every process ended normally: each trace is complete, and nothing warns about a CUDA the process did not
+        # use (issue #13: fork's CPU-only child was told "the CUDA driver was loaded but never initialised").
+        ends = len(records.of("end"))
+        alarms = [s.get("message", "") for s in records.of("status") if s.get("level") in ("warning", "error")]
+        if mode == "fork":
+            false_alarms = alarms
+        else:
+            false_alarms = [m for m in alarms if "never initialised" in m or "trace incomplete" in m]
+        out.append(("PASS" if ends == n_files and not false_alarms else "FAIL", f"{name}:complete-no-false-warning",
+                    f"end records={ends} of {n_files} traces; warnings={false_alarms[:3]}"))
 
     kernels = records.of("kernel")
     # kernels by name, count, launch configuration, streams, graph
@@ -1232,7 +1243,8 @@ def synthesize_records(answer):
     if answer.get("capture", "none") != "none":
         recs.append({"k": "capture", "action": "start", "reason": "profiler_api", "timestamp": 1})
         recs.append({"k": "capture", "action": "stop", "reason": "profiler_api", "timestamp": t})
-    recs.append({"k": "end", "records_written": len(recs), "records_dropped": 0})
+    for _ in range(answer.get("processes", 1)):  # each process's trace ends
+        recs.append({"k": "end", "records_written": len(recs), "records_dropped": 0, "signal": 0})
     recs.append({"k": "read", "records": len(recs), "truncated_bytes": 0})
     return recs
 
@@ -1299,6 +1311,14 @@ def selftest(args):
     def dropped(recs):
         recs.append({"k": "dropped", "count": 3, "source": "cupti_buffer"})
     expect(mutated(dropped).get("m:kernels:dropped") == "FAIL", "dropped records fail")
+
+    def false_warning(recs):
+        recs.append({"k": "status", "level": "warning", "component": "cupti",
+                     "message": "the CUDA driver was loaded but never initialised (cuInit failed)"})
+    expect(mutated(false_warning).get("m:kernels:complete-no-false-warning") == "FAIL",
+           "a 'never initialised' warning fails")
+    expect(mutated(drop_first("end")).get("m:kernels:complete-no-false-warning") == "FAIL",
+           "a trace without its end record fails")
 
     def api_short(recs):
         i = next(i for i, r in enumerate(recs) if r["k"] == "api_call" and r["name"].startswith("cudaLaunchKernel"))
