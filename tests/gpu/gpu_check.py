@@ -744,6 +744,7 @@ class Pack:
         self.dump = os.path.join(self.apps, "gprof-test-trace-dump")
         self.train = os.path.join(self.root, "tests", "gpu", "train.py")
         self.compiled = os.path.join(self.root, "tests", "gpu", "compiled_graphs.py")
+        self.frameworks = os.path.join(self.root, "tests", "gpu", "frameworks.py")
         self.example = os.path.join(self.root, "gprof-run", "share", "doc", "gprof-run", "examples", "gprof-example-nvtx")
 
     def app(self, variant):
@@ -1105,6 +1106,101 @@ def run_pytorch(pack, v, work, rounds, steps, results):
     results["pytorch"]["overhead"] = samples
 
 
+def framework_result(out):
+    for line in out.splitlines():
+        if line.startswith("FRAMEWORK_RESULT "):
+            return json.loads(line[len("FRAMEWORK_RESULT "):])
+    return None
+
+
+FRAMEWORK_PROGRAMS = ["jax", "cupy", "triton", "compile", "dataloader", "spawn"]
+
+
+def check_framework_run(label, res, doc, summary_text):
+    """What must hold of one framework program's run under gprof-run (issue #13). Returns [(status, name, figures)]."""
+    out = []
+
+    def add(ok, what, figures):
+        out.append(("PASS" if ok else "FAIL", f"{label}:{what}", figures))
+
+    procs = doc["reports"]["summary"].get("header", {}).get("processes", [])
+    gpu = [p for p in procs if p.get("gpu_work")]
+    ops = sum(w["ops"] for p in gpu for w in p["gpu_work"])
+    add(len(gpu) == res["gpu_processes"] and ops > 0, "gpu-work",
+        f"processes with GPU work={len(gpu)} expected={res['gpu_processes']}; GPU ops={ops}; processes={len(procs)}")
+    incomplete = [p["pid"] for p in procs if not p.get("complete")]
+    alarms = [(p["pid"], s) for p in procs for s in p.get("status", []) if " warning: " in s or " error: " in s]
+    add(not incomplete and not alarms, "no-false-warning", f"incomplete={incomplete} warnings={alarms[:3]}")
+    helpers = sum(1 for p in procs if p.get("helper"))
+    shown = summary_text.count("\n  process ")
+    folded = "helper process" in summary_text
+    add(shown == len(procs) - helpers and folded == (helpers > 0), "summary-about-the-program",
+        f"process lines={shown} of {len(procs)} processes, helpers={helpers} folded={folded}")
+    if "launches" in res:
+        kern = [r for r in report_rows(doc, "cuda_gpu_kern_sum") if res["kernel"] in r.get("name", "")]
+        n = sum(r["instances"] for r in kern)
+        add(n == res["launches"], "kernels", f"{res['kernel']} instances={n} launched={res['launches']}")
+    if "ranks" in res:
+        roles = sorted(p.get("role", "") for p in gpu)
+        want = sorted(f"RANK={r} LOCAL_RANK={r} WORLD_SIZE={res['ranks']}" for r in range(res["ranks"]))
+        add(roles == want, "roles", f"roles={roles} expected={want}")
+    if "workers" in res:
+        add(len(procs) >= 1 + res["workers"], "workers", f"processes={len(procs)} (1 + {res['workers']} workers)")
+    return out
+
+
+def run_frameworks(pack, v, work, results):
+    """Framework programs, bare and under gprof-run: same stdout and status, GPU work in the right processes, no
+    false warning, a summary about the program (helpers folded); torch.profiler beside gprof-run told in one line."""
+    py = sys.executable
+    for program in FRAMEWORK_PROGRAMS + ["profiler"]:
+        label = f"framework:{program}"
+        cmd = [py, pack.frameworks, program]
+        rc, _, bare_out, err = timed(cmd, timeout=900)
+        if rc == EXIT_NO_DEVICE:
+            v.add("SKIP", label, err.strip()[-200:])
+            continue
+        bare = framework_result(bare_out)
+        if rc != 0 or bare is None:
+            v.add("FAIL", label + ":bare", f"exit {rc}: {err.strip()[-400:]}")
+            continue
+        run_dir = os.path.join(work, f"framework-{program}")
+        rc2, _, out, err = timed(launcher_cmd(pack, run_dir, cmd), timeout=900)
+        res = framework_result(out)
+        strip = (lambda t: "\n".join(l for l in t.splitlines() if not l.startswith("FRAMEWORK_RESULT "))) \
+            if program == "profiler" else (lambda t: t)
+        v.add("PASS" if rc2 == rc and strip(out) == strip(bare_out) else "FAIL", label + ":same-output",
+              f"exit bare={rc} gprof-run={rc2}; stdout {'same' if strip(out) == strip(bare_out) else 'differs'}"
+              + (f": {err.strip()[-300:]}" if rc2 != rc else ""))
+        if res is None:
+            continue
+        try:
+            doc = report_json(pack, run_dir, ["summary", "cuda_gpu_kern_sum"])
+            _, _, text, _ = timed([pack.gprof_report, "summary", run_dir], timeout=600)
+        except (RuntimeError, ValueError) as e:
+            v.add("FAIL", label + ":gprof-report", str(e))
+            continue
+        if program != "profiler":
+            for status, name, fig in check_framework_run(label, res, doc, text):
+                v.add(status, name, fig)
+            continue
+        # torch.profiler inside gprof-run: with one CUPTI subscriber per process its kernels are missing, and the
+        # summary says so in one line with the way out; under -t nvtx the program's profiler sees every kernel.
+        said = [s for p in doc["reports"]["summary"]["header"]["processes"] for s in p.get("status", [])
+                if "-t nvtx" in s]
+        ok = res["profiler_kernels"] == bare["profiler_kernels"] or len(said) == 1
+        v.add("PASS" if ok else "FAIL", label + ":told",
+              f"torch.profiler kernels bare={bare['profiler_kernels']} under gprof-run={res['profiler_kernels']}; "
+              f"lines naming the way out={len(said)}")
+        rc3, _, out3, err3 = timed([pack.gprof_run, "-o", run_dir + "-nvtx", "-f", "--summary", "none",
+                                    "--no-timeline", "-t", "nvtx", "--"] + cmd, timeout=900)
+        res3 = framework_result(out3)
+        got = res3["profiler_kernels"] if res3 else None
+        v.add("PASS" if rc3 == 0 and got == bare["profiler_kernels"] else "FAIL", label + ":way-out",
+              f"-t nvtx: exit {rc3}, torch.profiler kernels={got} bare={bare['profiler_kernels']}")
+        results.setdefault("frameworks", {})["profiler"] = {"bare": bare, "gprof": res, "nvtx_only": res3}
+
+
 def environment_info(pack):
     info = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "python": sys.version.split()[0]}
     for key, cmd in (("nvidia_smi", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]),
@@ -1132,7 +1228,7 @@ def run_all(args):
     for exe in (pack.gprof_run, pack.gprof_report, pack.dump, pack.app("static")):
         if not os.access(exe, os.X_OK):
             v.add("FAIL", "pack", f"missing or not executable: {exe}")
-    groups = set(args.only.split(",")) if args.only else {"known", "overhead", "pytorch", "example"}
+    groups = set(args.only.split(",")) if args.only else {"known", "overhead", "pytorch", "frameworks", "example"}
     if not v.failed():
         if "known" in groups:
             run_known(pack, v, work, results)
@@ -1142,6 +1238,8 @@ def run_all(args):
             run_pytorch(pack, v, work, args.rounds, args.steps, results)
             if have_torch():
                 run_compiled(pack, v, work, results)
+        if "frameworks" in groups:
+            run_frameworks(pack, v, work, results)
         if "example" in groups and os.access(pack.example, os.X_OK):
             # a small real trace to keep in examples/
             rd = os.path.join(out_dir, "example-run")
@@ -1330,6 +1428,29 @@ def selftest(args):
     expect(mutated(beyond_wall).get("m:kernels:durations") == "FAIL", "a kernel longer than the app fails")
 
     expect(normalize_api_name("cudaMemcpyAsync_ptsz_v7000") == "cudaMemcpyAsync", "API names lose _ptsz_vNNNN")
+
+    # 3a. framework runs (issue #13): ranks with their roles and GPU work, helpers folded, nothing false said
+    def framework_doc():
+        rank = lambda pid, r: {"pid": pid, "complete": True, "helper": False, "status": [],
+                               "role": f"RANK={r} LOCAL_RANK={r} WORLD_SIZE=2",
+                               "gpu_work": [{"device": r, "ops": 10, "busy_ns": 1000}]}
+        procs = [{"pid": 1, "complete": True, "helper": False, "status": [], "role": "", "gpu_work": []},
+                 rank(2, 0), rank(3, 1)]
+        procs += [{"pid": 10 + i, "complete": True, "helper": True, "status": [], "role": "", "gpu_work": []}
+                  for i in range(3)]
+        return {"reports": {"summary": {"header": {"processes": procs}}}}
+    spawn = {"program": "spawn", "gpu_processes": 2, "ranks": 2}
+    text = "gprof-run profile: 6 processes\n  process 1: a\n  process 2: b\n  process 3: c\n  3 helper processes ...\n"
+    fw = lambda doc, t=text: {r[1]: r[0] for r in check_framework_run("f", spawn, doc, t)}
+    expect(set(fw(framework_doc()).values()) == {"PASS"}, "a framework run as it should be passes")
+    doc = framework_doc()
+    doc["reports"]["summary"]["header"]["processes"][4]["complete"] = False
+    expect(fw(doc).get("f:no-false-warning") == "FAIL", "a framework helper without its end record fails")
+    doc = framework_doc()
+    doc["reports"]["summary"]["header"]["processes"][2]["role"] = ""
+    expect(fw(doc).get("f:roles") == "FAIL", "a rank without its role fails")
+    expect(fw(framework_doc(), text.replace("  3 helper processes ...\n", "")).get("f:summary-about-the-program") ==
+           "FAIL", "helpers not folded fail")
 
     # 3b. graphs: node by node, every node names its launch; graph by graph, launches replace nodes
     if "graph" in answers:
