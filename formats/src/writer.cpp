@@ -389,6 +389,7 @@ bool TraceWriter::write_open_chunk(bool final) {
     bool ok = write_chunk(buffer_, kChunkHeaderBytes + used_, final);
     if (!ok) {
         records_lost_ += records;
+        bytes_lost_ += kChunkHeaderBytes + used_;
         // The strings this chunk defined are not in the file: define them again before the next record.
         try {
             undefined_.insert(undefined_.end(), chunk_string_ids_.begin(), chunk_string_ids_.end());
@@ -432,6 +433,7 @@ void TraceWriter::add_end_records(Timestamp timestamp, uint32_t ended_by_signal)
         bool full = error_ == ENOSPC || error_ == EDQUOT;
         std::string text = (full ? std::string(error_ == EDQUOT ? "disk quota exceeded" : "disk full") : "write error") +
                            ": " + std::to_string(records_lost_) + " records could not be written to this trace (" +
+                           (bytes_lost_ ? std::to_string(bytes_lost_) + " bytes; " : std::string()) +
                            std::strerror(error_ ? error_ : EIO) + ")";
         Status st;
         st.timestamp = timestamp;
@@ -455,6 +457,7 @@ bool TraceWriter::finish(Timestamp timestamp, uint32_t ended_by_signal) {
     // Records still in the open chunk go out as any other chunk: they may not take the tail reserve.
     if (count_ > 0) write_open_chunk(false);
     const uint64_t lost = records_lost_, reported = records_lost_reported_, dropped = records_dropped_;
+    const uint64_t lost_bytes = bytes_lost_;
     add_end_records(timestamp, ended_by_signal);
     bool ok = write_open_chunk(true);
     if (!ok && (error_ == ENOSPC || error_ == EDQUOT) && !can_preallocate_ && last_chunk_records_ > 0 &&
@@ -462,6 +465,7 @@ bool TraceWriter::finish(Timestamp timestamp, uint32_t ended_by_signal) {
         // No reserve on this filesystem: give up the last data chunk so that the End, and the count of what was
         // lost (that chunk included), fit where it was.
         records_lost_ = lost + last_chunk_records_;
+        bytes_lost_ = lost_bytes + (bytes_written_ - last_chunk_offset_);
         records_lost_reported_ = reported;
         records_dropped_ = dropped;
         bytes_written_ = last_chunk_offset_;

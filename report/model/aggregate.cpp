@@ -290,7 +290,7 @@ public:
         graph_node_corrs_.clear();
         memory_.clear();
         memory_pools_.clear();
-        work_ = nullptr;
+        device_work_ = nullptr;
         ProcessInfo p;
         p.path = ctx.reader->path();
         p.header = ctx.reader->header();
@@ -387,6 +387,7 @@ public:
             case RecordKind::Role: p.role = std::string(ctx_.reader->string(r.role.variables)); break;
             case RecordKind::Exec: {
                 std::string path(ctx_.reader->string(r.exec.path));
+                if (r.exec.image != ExecImage::Traced) p.untraced_programs.emplace_back(path, untraced_reason(r.exec.image));
                 if (r.exec.spawned)
                     p.untraced_children.push_back("pid " + std::to_string(r.exec.pid) + ": " +
                                                   std::string(ctx_.reader->string(r.exec.command)) + " (" +
@@ -430,13 +431,13 @@ private:
 
     // The process's GPU work on a device. Map nodes stay put: the last device's entry is kept for the next op.
     void add_work(ProcessInfo& p, uint32_t device, Timestamp s, Timestamp e) {
-        if (!work_ || work_device_ != device || work_owner_ != &p) {
-            work_ = &p.gpu_work[device];
-            work_device_ = device;
-            work_owner_ = &p;
+        if (!device_work_ || device_work_id_ != device || device_work_owner_ != &p) {
+            device_work_ = &p.gpu_work[device];
+            device_work_id_ = device;
+            device_work_owner_ = &p;
         }
-        ++work_->ops;
-        work_->busy_ns += dur(s, e);
+        ++device_work_->ops;
+        device_work_->busy_ns += dur(s, e);
     }
 
     // Graph launches whose nodes are not in the trace are the GPU work: one row per graph ("[CUDA graph 5]").
@@ -672,9 +673,9 @@ private:
     Aggregate& out_;
     const AggregateOptions& opt_;
     StreamContext ctx_;
-    DeviceWork* work_ = nullptr;  // add_work's last entry
-    uint32_t work_device_ = 0;
-    const ProcessInfo* work_owner_ = nullptr;
+    DeviceWork* device_work_ = nullptr;  // add_work's last entry
+    uint32_t device_work_id_ = 0;
+    const ProcessInfo* device_work_owner_ = nullptr;
     std::unordered_map<std::string, uint32_t> index_;
     std::vector<uint32_t> api_key_, kernel_key_;
     uint32_t memcpy_key_[16] = {};

@@ -63,6 +63,8 @@ struct ProcessInfo {
     uint32_t ended_by_signal = 0;       // End.signal: the trace was finished as this signal ended the process
     std::string ended_by_exec;          // "exec'd into /sbin/ldconfig.real, a statically linked program that ..."
     std::vector<std::string> untraced_children;  // "pid 1234: /sbin/ldconfig.real -p (statically linked, ...)"
+    // Every program this process ran or started that could not be traced: {path, why} (for the helpers line).
+    std::vector<std::pair<std::string, std::string>> untraced_programs;
     std::string role;                   // Role.variables: "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" ("" when not in a job)
     uint64_t api_calls = 0;             // CUDA API calls recorded
     uint64_t nvtx_events = 0;           // NVTX ranges and marks recorded

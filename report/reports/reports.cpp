@@ -463,10 +463,12 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
     std::set<int64_t> traced_pids;
     for (const auto& p : agg.processes) traced_pids.insert(p.header.pid);
     std::map<std::string, size_t> folded;  // helper name -> processes folded into the helpers line
+    std::map<std::pair<std::string, std::string>, size_t> folded_untraced;  // {program, why} -> times, in helpers
     for (size_t i = 0; i < agg.processes.size(); ++i) {
         const ProcessInfo& p = agg.processes[i];
         if (helper[i] && !list_helpers) {
             ++folded[process_short_name(p)];
+            for (const auto& program : p.untraced_programs) ++folded_untraced[program];
             continue;
         }
         // The command as it was typed (argv, like nvprof's "Profiling application: ./app"): the executable's
@@ -491,6 +493,10 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         print_memory_lines(p, out);
     }
     if (!folded.empty()) out << "  " << helpers_line(folded) << '\n';
+    // What the folded helpers ran that could not be traced, once per program: "not traced: /sbin/ldconfig.real
+    // \u00d72 (a statically linked program that cannot be traced)".
+    for (const auto& [program, n] : folded_untraced)
+        out << "  not traced: " << program.first << " \u00d7" << n << " (" << program.second << ")\n";
     std::set<std::string> printed;
     for (auto* d : devs) {
         std::string line = "  device " + std::to_string(d->device.id) + ": " + d->name + " (compute capability " +

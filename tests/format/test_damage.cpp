@@ -225,6 +225,8 @@ TEST_CASE("a chunk lost to a write error: what follows keeps its names, the loss
     REQUIRE(::dup2(readonly, fd) == fd);  // writes fail with EBADF
     CHECK_FALSE(w.flush());
     CHECK(w.records_lost() == 10);
+    CHECK(w.bytes_lost() > 10 * 4);  // the whole chunk: header and ten encoded kernels
+    CHECK(w.bytes_lost() < 10 * 64);
     REQUIRE(::dup2(saved, fd) == fd);  // the disk takes writes again
     kernels(7, 2'000'000);
     REQUIRE(w.finish(3'000'000) == false);  // finished, and says an error happened
@@ -234,6 +236,7 @@ TEST_CASE("a chunk lost to a write error: what follows keeps its names, the loss
     TraceReader reader(path);
     size_t kernels_read = 0, named = 0;
     uint64_t gap = 0;
+    std::string said;
     Record r;
     while (reader.next(r)) {
         if (r.kind == RecordKind::Kernel) {
@@ -241,7 +244,10 @@ TEST_CASE("a chunk lost to a write error: what follows keeps its names, the loss
             named += reader.string(r.kernel.name) == "cached-kernel-name";
         }
         if (r.kind == RecordKind::Dropped && r.dropped.source == DropSource::WriteError) gap += r.dropped.count;
+        if (r.kind == RecordKind::Status) said = std::string(reader.string(r.status.message));
     }
+    CHECK(said == "write error: 10 records could not be written to this trace (" + std::to_string(w.bytes_lost()) +
+                  " bytes; Bad file descriptor)");
     CHECK(reader.warnings().empty());
     CHECK(kernels_read == 7);
     CHECK(named == 7);

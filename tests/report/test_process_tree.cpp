@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "reports/reports.h"
@@ -146,6 +149,7 @@ TEST_CASE("summary: helper processes are one line; the program's processes say w
                       "python3 \u00d71\n") == 1);
     CHECK(count(text, "  process ") == 4);  // the launcher, two ranks, the worker that died
     CHECK(text.find("ptxas -arch") == std::string::npos);
+    CHECK(count(text, "\n  not traced: /sbin/ldconfig.real \u00d71 (a statically linked program that cannot be traced)\n") == 1);
     CHECK(text.find("process 300:") == std::string::npos);
     // The ranks: parent, role from the environment, GPU work per device.
     CHECK(text.find("    parent 100; RANK=0 LOCAL_RANK=0 WORLD_SIZE=2; GPU 0: 4 ops, 4.0000us\n") != std::string::npos);
@@ -203,4 +207,43 @@ TEST_CASE("summary: one process alone is never a helper, and gets no role line",
     CHECK(text.find("process 500: /bin/sh -c true") != std::string::npos);
     CHECK(text.find("helper") == std::string::npos);
     CHECK(text.find("no GPU or NVTX activity") == std::string::npos);
+}
+
+TEST_CASE("real H100 fork run: each process with its parent and its own GPU work", "[report][tree][h100]") {
+    // tests/data/h100/ka-static-fork: gprof-test-ka fork (parent: 30 kernels; a CUDA child: 20 kernels; a CPU-only
+    // child), recorded by the 2026-11-22 collector. That collector still gave the CPU-only child a false warning
+    // ("loaded but never initialised"): a warning is news, so that child stays listed.
+    const std::filesystem::path run = std::filesystem::path(GPROF_SOURCE_DIR) / "tests/data/h100/ka-static-fork";
+    ReportOptions o;
+    o.reports = {"summary"};
+    o.format = OutputFormat::Json;
+    std::ostringstream out, err;
+    run_reports(expand_inputs({run}), o, out, err);
+    auto j = nlohmann::json::parse(out.str());
+    const auto& procs = j["reports"]["summary"]["header"]["processes"];
+    REQUIRE(procs.size() == 3);
+    std::map<int64_t, const nlohmann::json*> by_pid;
+    for (const auto& p : procs) by_pid[p["pid"].get<int64_t>()] = &p;
+    REQUIRE(by_pid.count(699));
+    std::vector<uint64_t> ops;
+    for (const auto& [pid, p] : by_pid) {
+        if (pid != 699) CHECK((*p)["ppid"] == 699);
+        CHECK((*p)["helper"] == false);
+        uint64_t n = 0;
+        for (const auto& w : (*p)["gpu_work"]) {
+            CHECK(w["device"] == 0);
+            CHECK(w["busy_ns"].get<uint64_t>() > 0);
+            n += w["ops"].get<uint64_t>();
+        }
+        ops.push_back(n);
+    }
+    std::sort(ops.begin(), ops.end());
+    CHECK(ops == std::vector<uint64_t>{0, 20, 30});
+
+    o.format = OutputFormat::Table;
+    std::ostringstream text;
+    run_reports(expand_inputs({run}), o, text, err);
+    INFO(text.str());
+    CHECK(count(text.str(), "\n    parent 699; GPU 0: ") == 1);  // the CUDA child (701)
+    CHECK(text.str().find("helper process") == std::string::npos);
 }

@@ -82,6 +82,7 @@ public:
     int error() const { return error_; }  // the first write error (ENOSPC, EDQUOT, EFBIG, EIO, ...), 0 when none
     uint64_t records_written() const { return records_written_; }  // excludes Header/String/End
     uint64_t records_lost() const { return records_lost_; }        // to write errors
+    uint64_t bytes_lost() const { return bytes_lost_; }            // encoded bytes of the chunks those were in
     uint64_t records_dropped_noted() const { return records_dropped_; }
     uint64_t bytes_written() const { return bytes_written_; }
 
@@ -116,6 +117,7 @@ private:
     uint64_t records_written_ = 0;
     uint64_t records_lost_ = 0;
     uint64_t records_lost_reported_ = 0;  // already written to the trace as a WriteError Dropped record
+    uint64_t bytes_lost_ = 0;
     uint64_t records_dropped_ = 0;
     uint64_t bytes_written_ = 0;        // == the file's size: nothing else writes to it
     uint64_t allocated_to_ = 0;         // the file's blocks are allocated up to here (fallocate KEEP_SIZE)
