@@ -474,7 +474,7 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         // The command as it was typed (argv, like nvprof's "Profiling application: ./app"): the executable's
         // resolved path is in the JSON header, and would put one machine's directories into every summary.
         std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
-        for (size_t i = 1; i < p.header.argv.size(); ++i) cmd += " " + p.header.argv[i];
+        for (size_t a = 1; a < p.header.argv.size(); ++a) cmd += " " + p.header.argv[a];
         out << "  process " << p.header.pid << ": " << cmd << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
             << (p.dropped ? ", " + std::to_string(p.dropped) + " dropped" : std::string())

@@ -41,27 +41,30 @@ inline std::string slurp(const std::string& path) {
     return ss.str();
 }
 
+// In a forked child: stdout to `out_fd`, stderr to `err_path`, `cwd`, `env` applied ("\x01" removes), then argv.
+[[noreturn]] inline void exec_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                   const std::string& cwd, int out_fd, const std::string& err_path) {
+    int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out_fd, 1);
+    ::dup2(e, 2);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    for (auto& [k, v] : env) {
+        if (v == "\x01") ::unsetenv(k.c_str());
+        else ::setenv(k.c_str(), v.c_str(), 1);
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+}
+
 // Runs argv in `cwd` with the current environment plus `env` (a value of nullptr-like "\x01" removes).
 inline RunResult run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                              const std::string& cwd) {
     std::string out_path = cwd + "/.stdout", err_path = cwd + "/.stderr";
     pid_t pid = ::fork();
-    if (pid == 0) {
-        int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        ::dup2(o, 1);
-        ::dup2(e, 2);
-        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-        for (auto& [k, v] : env) {
-            if (v == "\x01") ::unsetenv(k.c_str());
-            else ::setenv(k.c_str(), v.c_str(), 1);
-        }
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        ::execv(args[0], args.data());
-        ::_exit(127);
-    }
+    if (pid == 0) exec_child(argv, env, cwd, ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), err_path);
     RunResult r;
     ::waitpid(pid, &r.status, 0);
     r.out = slurp(out_path);
@@ -81,19 +84,7 @@ inline RunResult run_then_signal(const std::vector<std::string>& argv, const std
     pid_t pid = ::fork();
     if (pid == 0) {
         ::close(pipefd[0]);
-        int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        ::dup2(pipefd[1], 1);
-        ::dup2(e, 2);
-        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-        for (auto& [k, v] : env) {
-            if (v == "\x01") ::unsetenv(k.c_str());
-            else ::setenv(k.c_str(), v.c_str(), 1);
-        }
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        ::execv(args[0], args.data());
-        ::_exit(127);
+        exec_child(argv, env, cwd, pipefd[1], err_path);
     }
     ::close(pipefd[1]);
     RunResult r;
