@@ -74,7 +74,7 @@ void role(trace::TraceWriter& w, int rank) {
     r.local_rank = rank;
     r.world_size = 2;
     std::string vars = "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) + " WORLD_SIZE=2";
-    r.variables = w.intern(vars);
+    r.variables = w.intern(vars.c_str());
     w.add(r);
 }
 
