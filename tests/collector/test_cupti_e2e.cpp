@@ -413,7 +413,7 @@ TEST_CASE("e2e: a forked child of a CUDA process that never calls CUDA has nothi
     CHECK(e.run.err.find("never initialised") == std::string::npos);
 }
 
-TEST_CASE("e2e: libcuda loaded but no CUDA call: no warning; CUDA initialised behind our back: one",
+TEST_CASE("e2e: libcuda loaded but no CUDA call: no warning, and CUDA initialised behind our back: one",
           "[cupti][e2e][driver]") {
     SECTION("loaded, never initialised") {
         E2E e("loaded-no-init", 0, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}});
