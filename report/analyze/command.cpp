@@ -69,7 +69,7 @@ int run_analyze(const AnalyzeArgs& args) {
     }
     std::ostream& out = args.output.empty() ? std::cout : file;
     switch (format) {
-        case OutputFormat::Json: out << analysis_to_json(a).dump(2) << "\n"; break;
+        case OutputFormat::Json: out << analysis_to_json(a).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; break;
         case OutputFormat::Markdown: render_analysis_markdown(a, out); break;
         default: render_analysis_table(a, out); break;
     }

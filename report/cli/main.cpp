@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "reports/reports.h"
 #include "cli/subcommands.h"
+#include "output/text.h"
 #include "timeline/timeline.h"
 #include "gprof/version.h"
 
@@ -35,12 +36,18 @@ struct FilterArgs {
 
     void add_to(CLI::App* app) {
         app->add_flag(kNestedDriverCallsFlag, nested_driver_calls, kNestedDriverCallsHelp);
-        app->add_option("--process", pids, "Only these processes (PID; repeatable)");
-        app->add_option("--device", devices, "Only GPU work of these devices (repeatable)");
+        // One value per occurrence (repeatable, or a comma list): `--process 417 RUN` must leave RUN alone.
+        app->add_option("--process", pids, "Only these processes (PID; repeatable or a comma list)")
+            ->delimiter(',')
+            ->allow_extra_args(false);
+        app->add_option("--device", devices, "Only GPU work of these devices (repeatable or a comma list)")
+            ->delimiter(',')
+            ->allow_extra_args(false);
         app->add_option("--time-range", time_range,
                         "Only records overlapping A:B on the run axis (ns since the session start; units ns/us/ms/s, "
                         "either side may be empty: 2s:, :500ms)");
-        app->add_option("--kernel-filter", kernel_filter, "Only kernels whose name matches this ECMAScript regex");
+        app->add_option("--kernel-filter", kernel_filter,
+                        "Only kernels whose name (demangled as shown, or mangled) matches this ECMAScript regex");
     }
     Filter build() const {
         Filter f;
@@ -80,10 +87,20 @@ int main(int argc, char** argv) {
     std::string names;
     for (const auto& n : report_names()) names += (names.empty() ? "" : ", ") + n;
     app.add_option("args", positionals, "Reports (" + names + "; default summary) then run directories or trace files");
-    app.add_option("--format", format, "table, csv, json or markdown")->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
+    // nsys stats spellings: -r/--report NAME[,NAME...], -f/--format, -o/--output, --timeunit nsec|usec|...
+    std::vector<std::string> report_opts;
+    app.add_option("-r,--report", report_opts, "Reports to make, as nsys stats takes them (repeatable or a comma "
+                                               "list; nsys's old names such as gpukernsum work too)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("-f,--format", format, "table (nsys: column), csv, json or markdown");
     app.add_option("-o,--output", output, "Write to FILE instead of standard output");
-    app.add_option("--timeunit", timeunit, "Time unit of table/csv/markdown time columns (json is always ns)")
-        ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+    app.add_option("--timeunit", timeunit, "Time unit of table/csv/markdown time columns: ns, us, ms, s or nsys's "
+                                           "nsec, usec, msec, seconds... (json is always ns)");
+    size_t name_width = kDefaultNameWidth;
+    app.add_option("--name-width", name_width, "table/markdown: shorten names longer than N characters in the "
+                                               "middle (0 = full names; csv and json always keep them)")
+        ->capture_default_str();
     size_t rows = 0;
     app.add_option("--rows", rows, "summary: rows per section of the console table, like gprof-run's brief summary "
                                    "(default: all)");
@@ -168,9 +185,15 @@ int main(int argc, char** argv) {
         // report name, so a run directory called "summary" still works.
         ReportOptions ro;
         std::vector<fs::path> inputs;
+        ro.reports = report_opts;
         for (const auto& p : positionals) {
             std::error_code ec;
-            if (is_report_name(p) && !fs::exists(p, ec)) ro.reports.push_back(p);
+            bool exists = fs::exists(p, ec);
+            ReportRequest req = resolve_report(p);
+            if ((req.known || !req.unavailable.empty()) && !exists) ro.reports.push_back(p);
+            // Neither a report nor a file: a mistyped report name, most likely (paths have a '/' or a suffix).
+            else if (!exists && p.find('/') == std::string::npos && p.find('.') == std::string::npos)
+                return fail(unknown_report_message(p) + " (and no file or directory '" + p + "' exists)");
             else inputs.emplace_back(p);
         }
         if (inputs.empty()) return fail("no run directory or trace given (try --help)");
@@ -180,6 +203,7 @@ int main(int argc, char** argv) {
         ro.ignore_damage = ignore_damage;
         ro.all_processes = all_processes;
         ro.brief_rows = rows;
+        ro.name_width = name_width;
         auto traces = expand_inputs(inputs);
         if (output.empty()) return run_reports(traces, ro, std::cout, std::cerr);
         std::ofstream f(output, std::ios::binary | std::ios::trunc);

@@ -33,6 +33,7 @@ struct DiffArgs {
     std::string output, write_markdown, write_json;
     std::string colour = "auto";
     bool all = false;
+    size_t name_width = kDefaultNameWidth;
     bool nested_driver_calls = false;
     CLI::Option *fail_above_opt = nullptr, *min_delta_opt = nullptr, *metric_opt = nullptr, *alpha_opt = nullptr;
 };
@@ -142,6 +143,7 @@ int run_diff(const DiffArgs& a) {
     }
     DiffRenderOptions ro;
     ro.show_unchanged = a.all;
+    ro.name_width = a.name_width;
     bool to_stdout = a.output.empty();
     ro.colour = a.colour == "always" || (a.colour == "auto" && to_stdout && ::isatty(STDOUT_FILENO));
 
@@ -152,7 +154,7 @@ int run_diff(const DiffArgs& a) {
     };
     try {
         std::ostringstream main;
-        if (format == OutputFormat::Json) main << diff_to_json(r).dump(2) << "\n";
+        if (format == OutputFormat::Json) main << diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         else if (format == OutputFormat::Markdown) render_diff_markdown(r, ro, main);
         else render_diff_table(r, ro, main);
         if (to_stdout) std::cout << main.str();
@@ -162,7 +164,7 @@ int run_diff(const DiffArgs& a) {
             render_diff_markdown(r, {false, a.all, 50}, md);
             write_file(a.write_markdown, md.str());
         }
-        if (!a.write_json.empty()) write_file(a.write_json, diff_to_json(r).dump(2) + "\n");
+        if (!a.write_json.empty()) write_file(a.write_json, diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const std::exception& e) {
         std::cerr << "gprof-report diff: " << e.what() << "\n";
         return 2;
@@ -201,6 +203,9 @@ void register_diff_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--write-json", a->write_json, "Also write the JSON report here");
     cmd->add_option("--color", a->colour, "auto, always or never (table only)")->capture_default_str();
     cmd->add_flag("--all", a->all, "List unchanged keys too");
+    cmd->add_option("--name-width", a->name_width,
+                    "table/markdown: shorten keys to N characters, keeping head and tail (0 = full; json keeps them)")
+        ->capture_default_str();
     cmd->add_flag(kNestedDriverCallsFlag, a->nested_driver_calls, kNestedDriverCallsHelp);
     cmd->callback([a, exit_code] { *exit_code = run_diff(*a); });
 }

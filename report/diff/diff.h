@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
+#include "output/text.h"
 
 namespace gprof::report {
 
@@ -130,6 +131,7 @@ struct DiffRenderOptions {
     bool colour = false;       // ANSI colours (table only; the command enables it on a tty)
     bool show_unchanged = false;  // table/markdown: list unchanged keys too
     size_t max_rows = 50;      // table/markdown rows beyond which the rest is summarised
+    size_t name_width = kDefaultNameWidth;  // table/markdown: keys shortened to this many characters (0 = full)
 };
 
 void render_diff_table(const DiffResult& r, const DiffRenderOptions& o, std::ostream& out);

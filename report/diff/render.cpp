@@ -5,6 +5,7 @@
 
 #include "diff/diff.h"
 #include "output/table.h"
+#include "output/text.h"
 
 namespace gprof::report {
 
@@ -81,15 +82,21 @@ void render_diff_table(const DiffResult& r, const DiffRenderOptions& o, std::ost
             ++hidden;
             continue;
         }
-        rows.push_back({status_text(k), k.key, count_text(k.base.count) + " -> " + count_text(k.cand.count),
+        rows.push_back({status_text(k), shorten_name(printable_line(k.key), o.name_width), count_text(k.base.count) + " -> " + count_text(k.cand.count),
                         k.base.runs_present ? t(metric_of(k.base, r.thresholds.metric)) : "-",
                         k.cand.runs_present ? t(metric_of(k.cand, r.thresholds.metric)) : "-", change_text(k),
                         signed_time(k.delta_ns), confidence_text(k)});
         keys.push_back(&k);
     }
+    // Widths in characters (code points): keys are valid UTF-8 by now.
+    auto chars = [](const std::string& s) {
+        size_t n = 0;
+        for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        return n;
+    };
     std::vector<size_t> width(rows[0].size(), 0);
     for (auto& row : rows)
-        for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+        for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], chars(row[i]));
     for (size_t ri = 0; ri < rows.size(); ++ri) {
         const char* colour = "";
         if (ri > 0) {
@@ -102,14 +109,14 @@ void render_diff_table(const DiffResult& r, const DiffRenderOptions& o, std::ost
         for (size_t i = 0; i < rows[ri].size(); ++i) {
             const std::string& cell = rows[ri][i];
             bool left = i < 2;
-            std::string pad(width[i] - cell.size(), ' ');
+            std::string pad(width[i] - chars(cell), ' ');
             out << (i ? "  " : "") << (left ? cell + pad : pad + cell);
         }
         out << (*colour ? reset : "") << "\n";
     }
     if (rows.size() == 1) out << "(no key changed beyond the thresholds)\n";
     if (hidden) out << "... " << hidden << " more changed key(s); --format json lists all\n";
-    for (const auto& w : r.warnings) out << "warning: " << w << "\n";
+    for (const auto& w : r.warnings) out << "warning: " << printable_line(w) << "\n";
     out << "\n" << verdict_line(r) << "\n";
 }
 
@@ -126,11 +133,9 @@ void render_diff_markdown(const DiffResult& r, const DiffRenderOptions& o, std::
             ++hidden;
             continue;
         }
-        std::string key = k.key;
-        std::string esc;
-        for (char ch : key) esc += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        std::string esc = markdown_cell(shorten_name(printable_line(k.key), o.name_width));
         auto side = [&](const DiffSide& s, double v) { return s.runs_present ? t(v) : std::string("-"); };
-        out << "| " << (k.fails ? "**" + status_text(k) + "**" : status_text(k)) << " | `" << esc << "` | "
+        out << "| " << (k.fails ? "**" + status_text(k) + "**" : status_text(k)) << " | " << esc << " | "
             << count_text(k.base.count) << " → " << count_text(k.cand.count) << " | " << side(k.base, k.base.total)
             << " | " << side(k.cand, k.cand.total) << " | " << side(k.base, k.base.mean) << " | "
             << side(k.cand, k.cand.mean) << " | " << side(k.base, k.base.median) << " | " << side(k.cand, k.cand.median)
@@ -140,7 +145,7 @@ void render_diff_markdown(const DiffResult& r, const DiffRenderOptions& o, std::
     if (hidden) out << "\n" << hidden << " more changed key(s) not shown (see the JSON artifact).\n";
     if (!r.warnings.empty()) {
         out << "\n<details><summary>Warnings</summary>\n\n";
-        for (const auto& w : r.warnings) out << "- " << w << "\n";
+        for (const auto& w : r.warnings) out << "- " << markdown_cell(w) << "\n";
         out << "\n</details>\n";
     }
 }

@@ -1,4 +1,5 @@
 #include "model/model.h"
+#include "model/names.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -82,8 +83,10 @@ private:
     bool kernel_matches(StringId id) {
         if (id >= cache_.size()) cache_.resize(id + 1, -1);
         if (cache_[id] < 0) {
+            // The demangled name the tables show ("void at::native::..."), or the mangled one as recorded, so
+            // that filters written either way match.
             std::string name(reader_.string(id));
-            cache_[id] = std::regex_search(name, *re_) ? 1 : 0;
+            cache_[id] = std::regex_search(demangle(name), *re_) || std::regex_search(name, *re_) ? 1 : 0;
         }
         return cache_[id] == 1;
     }

@@ -4,6 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "output/text.h"
 
 namespace gprof::report {
 
@@ -20,7 +24,25 @@ TimeUnit parse_time_unit(const std::string& text) {
     if (text == "us") return TimeUnit::Us;
     if (text == "ms") return TimeUnit::Ms;
     if (text == "s") return TimeUnit::S;
-    throw std::invalid_argument("unknown time unit '" + text + "' (use ns, us, ms or s)");
+    // nsys stats spellings (nsec, usec, msec, nanoseconds, ..., seconds), by unambiguous prefix as nsys matches them.
+    static const std::pair<const char*, TimeUnit> kLong[] = {{"nsec", TimeUnit::Ns},        {"usec", TimeUnit::Us},
+                                                            {"msec", TimeUnit::Ms},        {"nanoseconds", TimeUnit::Ns},
+                                                            {"microseconds", TimeUnit::Us}, {"milliseconds", TimeUnit::Ms},
+                                                            {"seconds", TimeUnit::S},      {"sec", TimeUnit::S}};
+    if (!text.empty()) {
+        int found = -1;
+        bool ambiguous = false;
+        for (int i = 0; i < static_cast<int>(std::size(kLong)); ++i) {
+            std::string_view name = kLong[i].first;
+            if (name.substr(0, text.size()) != text) continue;
+            if (found >= 0 && kLong[found].second != kLong[i].second) ambiguous = true;
+            found = i;
+        }
+        if (found >= 0 && !ambiguous) return kLong[found].second;
+    }
+    throw std::invalid_argument("unknown time unit '" + text +
+                                "' (use ns, us, ms, s or nsys's nsec, usec, msec, nanoseconds, microseconds, "
+                                "milliseconds, seconds)");
 }
 
 const char* time_unit_name(TimeUnit unit) {
@@ -64,8 +86,10 @@ std::string format_time_auto(double ns) {
     return format_fixed(v, decimals) + unit;
 }
 
-std::string csv_quote(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+std::string csv_quote(const std::string& raw) {
+    std::string s = valid_utf8(raw);
+    bool edge_space = !s.empty() && (s.front() == ' ' || s.back() == ' ');
+    if (s.find_first_of(",\"\n\r") == std::string::npos && !edge_space) return s;
     std::string out = "\"";
     for (char c : s) {
         if (c == '"') out += '"';
@@ -80,6 +104,13 @@ static std::string title_of(const Column& c, TimeUnit unit) {
     auto pos = t.find("{unit}");
     if (pos != std::string::npos) t.replace(pos, 6, time_unit_name(unit));
     return t;
+}
+
+// Display width of a console cell: code points (cells are valid UTF-8 by then).
+static size_t display_width(const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
 }
 
 static std::string cell_text(const Cell& cell, const Column& c, TimeUnit unit) {
@@ -111,7 +142,13 @@ void render_table(const Table& table, const RenderOptions& options, std::ostream
     text.reserve(table.rows.size());
     for (const auto& row : table.rows) {
         std::vector<std::string> t;
-        for (size_t i = 0; i < cols.size(); ++i) t.push_back(i < row.size() ? cell_text(row[i], cols[i], options.time_unit) : "");
+        for (size_t i = 0; i < cols.size(); ++i) {
+            std::string cell = i < row.size() ? cell_text(row[i], cols[i], options.time_unit) : "";
+            // Text cells hold names the program chose: full in csv, one shortened printable line in tables.
+            if (cols[i].kind == ColumnKind::Text && options.format != OutputFormat::Csv)
+                cell = shorten_name(printable_line(cell), options.name_width);
+            t.push_back(std::move(cell));
+        }
         text.push_back(std::move(t));
     }
     std::vector<std::string> titles;
@@ -127,14 +164,7 @@ void render_table(const Table& table, const RenderOptions& options, std::ostream
         return;
     }
     if (options.format == OutputFormat::Markdown) {
-        auto esc = [](const std::string& s) {
-            std::string o;
-            for (char ch : s) {
-                if (ch == '|') o += '\\';
-                o += ch;
-            }
-            return o;
-        };
+        auto esc = [](const std::string& s) { return markdown_cell(s); };
         out << "|";
         for (const auto& t : titles) out << ' ' << esc(t) << " |";
         out << "\n|";
@@ -145,20 +175,20 @@ void render_table(const Table& table, const RenderOptions& options, std::ostream
             for (const auto& cell : row) out << ' ' << esc(cell) << " |";
             out << '\n';
         }
-        for (const auto& n : table.notes) out << "\n" << n << '\n';
+        for (const auto& n : table.notes) out << "\n" << markdown_cell(n) << '\n';
         return;
     }
     // Console: two spaces between columns, numbers right-aligned, text left-aligned (nsys's column layout).
     std::vector<size_t> width(cols.size());
     for (size_t i = 0; i < cols.size(); ++i) {
-        width[i] = titles[i].size();
-        for (const auto& row : text) width[i] = std::max(width[i], row[i].size());
+        width[i] = display_width(titles[i]);
+        for (const auto& row : text) width[i] = std::max(width[i], display_width(row[i]));
     }
     auto line = [&](const std::vector<std::string>& cells) {
         std::string l;
         for (size_t i = 0; i < cells.size(); ++i) {
             if (i) l += "  ";
-            size_t pad = width[i] - cells[i].size();
+            size_t pad = width[i] - display_width(cells[i]);
             bool left = cols[i].kind == ColumnKind::Text;
             if (!left) l.append(pad, ' ');
             l += cells[i];

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "output/text.h"
+
 namespace gprof::report {
 
 enum class OutputFormat { Table, Csv, Json, Markdown };
@@ -49,6 +51,9 @@ struct Table {
 struct RenderOptions {
     OutputFormat format = OutputFormat::Table;
     TimeUnit time_unit = TimeUnit::Ns;
+    // table and markdown: text cells longer than this many characters are shortened in the middle
+    // (output/text.h); 0 = full names. csv and json always carry the full names.
+    size_t name_width = kDefaultNameWidth;
 };
 
 // Text renderings (table, csv, markdown). JSON goes through table_to_json.
@@ -59,6 +64,8 @@ nlohmann::json table_to_json(const Table& table);
 std::string format_fixed(double value, int decimals);
 // nvprof's auto-scaled time: unit chosen so the value is >= 1, about 5-6 significant digits, ns whole.
 std::string format_time_auto(double ns);
+// A CSV field: valid UTF-8 (U+FFFD for invalid bytes), quoted when it holds a comma, quote, line break or
+// leading/trailing space.
 std::string csv_quote(const std::string& s);
 
 }  // namespace gprof::report

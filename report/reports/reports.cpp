@@ -11,6 +11,7 @@
 
 #include "model/names.h"
 #include "model/symbolize.h"
+#include "output/text.h"
 #include "gprof/trace/names.h"
 #include "gprof/version.h"
 
@@ -44,6 +45,59 @@ const ReportDef kReports[] = {
     {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit", nullptr, memory_table},
 };
 
+// nsys's names from before its 2023 rename, still in many scripts: old name -> today's (which may be one of the
+// reports below that gprof-run cannot make, then the reason says why).
+const std::pair<const char*, const char*> kOldNames[] = {
+    {"cudaapisum", "cuda_api_sum"},       {"cudaapitrace", "cuda_api_trace"},   {"gpukernsum", "cuda_gpu_kern_sum"},
+    {"gpumemtimesum", "cuda_gpu_mem_time_sum"}, {"gpumemsizesum", "cuda_gpu_mem_size_sum"}, {"gpusum", "cuda_gpu_sum"},
+    {"gputrace", "cuda_gpu_trace"},       {"apigpusum", "cuda_api_gpu_sum"},    {"kernexecsum", "cuda_kern_exec_sum"},
+    {"kernexectrace", "cuda_kern_exec_trace"}, {"nvtxsum", "nvtx_sum"},       {"nvtxppsum", "nvtx_pushpop_sum"},
+    {"nvtxpptrace", "nvtx_pushpop_trace"}, {"nvtxsesum", "nvtx_startend_sum"}, {"nvtxkernsum", "nvtx_kern_sum"},
+    {"nvtxgpuproj", "nvtx_gpu_proj_sum"}, {"osrtsum", "osrt_sum"},            {"openmpevtsum", "openmp_sum"},
+    {"openaccsum", "openacc_sum"},        {"unifiedmemory", "um_sum"},        {"unifiedmemorytotals", "um_total_sum"},
+    {"umcpupagefaults", "um_cpu_page_faults_sum"}, {"khrdebugsum", "opengl_khr_range_sum"},
+    {"vulkanmarkerssum", "vulkan_marker_sum"}, {"dx12pixsum", "dx12_pix_sum"}, {"wddmqueuesdetails", "wddm_queue_sum"},
+};
+
+// nsys reports gprof-run cannot make, and why: asked for, they are skipped with this line (as nsys stats skips a
+// report whose data the capture lacks), so scripts that list nsys's default set still run.
+const std::pair<const char*, const char*> kUnavailable[] = {
+    {"osrt_sum", "gprof-run does not trace OS runtime calls (libc, pthread): it interposes on nothing the program "
+                 "calls besides CUDA and NVTX"},
+    {"syscall_sum", "gprof-run does not trace system calls"},
+    {"um_sum", "no unified-memory records: the collector does not enable CUPTI's unified-memory counters (managed "
+               "allocations are in the `memory` report)"},
+    {"um_total_sum", "no unified-memory records: the collector does not enable CUPTI's unified-memory counters"},
+    {"um_cpu_page_faults_sum", "no unified-memory records: the collector does not enable CUPTI's unified-memory "
+                               "counters"},
+    {"openmp_sum", "gprof-run does not trace OpenMP"},
+    {"openacc_sum", "gprof-run does not trace OpenACC"},
+    {"opengl_khr_range_sum", "gprof-run does not trace OpenGL"},
+    {"opengl_khr_gpu_range_sum", "gprof-run does not trace OpenGL"},
+    {"vulkan_marker_sum", "gprof-run does not trace Vulkan"},
+    {"vulkan_gpu_marker_sum", "gprof-run does not trace Vulkan"},
+    {"vulkan_api_sum", "gprof-run does not trace Vulkan"},
+    {"vulkan_api_trace", "gprof-run does not trace Vulkan"},
+    {"dx11_pix_sum", "gprof-run does not trace DirectX (Linux only)"},
+    {"dx12_gpu_marker_sum", "gprof-run does not trace DirectX (Linux only)"},
+    {"dx12_pix_sum", "gprof-run does not trace DirectX (Linux only)"},
+    {"wddm_queue_sum", "gprof-run does not trace WDDM (Windows only)"},
+    {"mpi_event_sum", "gprof-run does not trace MPI calls (each rank is a process of the run: see the summary)"},
+    {"mpi_event_trace", "gprof-run does not trace MPI calls"},
+    {"mpi_msg_size_sum", "gprof-run does not trace MPI calls"},
+    {"network_congestion", "gprof-run does not sample network counters"},
+    {"nvvideo_api_sum", "gprof-run does not trace the NVIDIA video codec APIs"},
+    {"cuda_gpu_kern_gb_sum", "not implemented: cuda_gpu_kern_sum with --format json has the launch configurations "
+                             "in cuda_gpu_trace"},
+    {"cuda_api_gpu_sum", "not implemented: cuda_api_sum and cuda_gpu_sum give the two halves"},
+    {"cuda_kern_exec_trace", "not implemented: cuda_kern_exec_sum summarises the same intervals, cuda_api_trace and "
+                             "cuda_gpu_trace list them"},
+    {"nvtx_gpu_proj_trace", "not implemented: nvtx_gpu_proj_sum summarises the same projections"},
+    {"nvtx_pushpop_sum", "nvtx_sum lists push/pop and start/end ranges together, with a Style column"},
+    {"nvtx_startend_sum", "nvtx_sum lists push/pop and start/end ranges together, with a Style column"},
+    {"nvtx_pushpop_trace", "not implemented: the timeline shows every range"},
+};
+
 const ReportDef* find_report(const std::string& name) {
     for (const auto& r : kReports)
         if (name == r.name) return &r;
@@ -67,6 +121,33 @@ const std::vector<std::string>& report_names() {
 }
 
 bool is_report_name(const std::string& name) { return find_report(name) != nullptr; }
+
+ReportRequest resolve_report(const std::string& asked) {
+    ReportRequest r;
+    r.asked = asked;
+    // nsys's "name:arg:arg" (cuda_gpu_kern_sum:base, um_sum:rows=20): the arguments are not supported here.
+    std::string name = asked.substr(0, asked.find(':'));
+    if (name.size() != asked.size()) r.note = "report arguments ('" + asked.substr(name.size()) + "') are ignored";
+    for (const auto& [old_name, today] : kOldNames)
+        if (name == old_name) name = today;
+    r.name = name;
+    if (find_report(name)) {
+        r.known = true;
+        return r;
+    }
+    for (const auto& [unavailable, why] : kUnavailable)
+        if (name == unavailable) {
+            r.unavailable = why;
+            return r;
+        }
+    return r;
+}
+
+std::string unknown_report_message(const std::string& asked) {
+    std::string known;
+    for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
+    return "unknown report '" + asked + "'; known reports: " + known;
+}
 
 namespace {
 
@@ -353,14 +434,15 @@ struct Row8 {
     std::string type, pct, time, calls, avg, min, max, name;
 };
 
-void print_rows(const std::vector<Row8>& rows, std::ostream& out) {
+void print_rows(const std::vector<Row8>& rows, size_t name_width, std::ostream& out) {
     // nvprof's fixed layout: right-aligned numeric columns, then the name.
     auto pad = [](const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; };
     out << pad("Type", 16) << "  " << pad("Time(%)", 7) << "  " << pad("Time", 8) << "  " << pad("Calls", 8) << "  "
         << pad("Avg", 8) << "  " << pad("Min", 8) << "  " << pad("Max", 8) << "  Name\n";
     for (const auto& r : rows)
         out << pad(r.type, 16) << "  " << pad(r.pct, 7) << "  " << pad(r.time, 8) << "  " << pad(r.calls, 8) << "  "
-            << pad(r.avg, 8) << "  " << pad(r.min, 8) << "  " << pad(r.max, 8) << "  " << r.name << '\n';
+            << pad(r.avg, 8) << "  " << pad(r.min, 8) << "  " << pad(r.max, 8) << "  "
+            << shorten_name(printable_line(r.name), name_width) << '\n';
 }
 
 using NamedStats = std::vector<std::pair<std::string, Stats>>;
@@ -447,7 +529,23 @@ void print_process_role(const ProcessInfo& p, bool parent_traced, std::ostream& 
 
 }  // namespace
 
-void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out) {
+namespace {
+void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
+                        size_t name_width);
+}  // namespace
+
+void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
+                        size_t name_width) {
+    // Names are made printable where they are printed; this keeps whatever else a trace carried (status lines,
+    // paths, device names) valid UTF-8 too.
+    std::ostringstream text;
+    print_summary_body(agg, full, list_helpers, max_rows, text, name_width);
+    out << valid_utf8(text.str());
+}
+
+namespace {
+void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
+                        size_t name_width) {
     // Header: what was recorded, and why anything is missing.
     std::set<std::pair<int64_t, uint32_t>> seen_dev;
     std::vector<const DeviceInfo*> devs;
@@ -475,7 +573,7 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         // resolved path is in the JSON header, and would put one machine's directories into every summary.
         std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
         for (size_t a = 1; a < p.header.argv.size(); ++a) cmd += " " + p.header.argv[a];
-        out << "  process " << p.header.pid << ": " << cmd << " (" << trace_label(p.path) << ", "
+        out << "  process " << p.header.pid << ": " << printable_line(cmd) << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
             << (p.dropped ? ", " + std::to_string(p.dropped) + " dropped" : std::string())
             << (!p.complete ? ", trace incomplete: the process did not finish normally"
@@ -499,7 +597,7 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         out << "  not traced: " << program.first << " \u00d7" << n << " (" << program.second << ")\n";
     std::set<std::string> printed;
     for (auto* d : devs) {
-        std::string line = "  device " + std::to_string(d->device.id) + ": " + d->name + " (compute capability " +
+        std::string line = "  device " + std::to_string(d->device.id) + ": " + printable_line(d->name) + " (compute capability " +
                            std::to_string(d->device.cc_major) + "." + std::to_string(d->device.cc_minor) + ", " +
                            std::to_string(d->device.sm_count) + " SMs, " + gib(d->device.global_memory_bytes) + ")";
         if (printed.insert(line).second) out << line << '\n';
@@ -538,7 +636,7 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         // Keep nvprof's right-aligned "GPU activities:" labels.
         while (!r.type.empty() && r.type.front() == ' ') r.type.erase(0, 1);
     }
-    print_rows(rows, out);
+    print_rows(rows, name_width, out);
 
     if (!full || agg.nvtx_ranges.empty()) return;
     out << "NVTX result:\n";
@@ -550,12 +648,12 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
     const NvtxRangeSummary* prev = nullptr;
     for (auto* r : ranges) {
         if (!prev || prev->pid != r->pid || prev->tid != r->tid)
-            out << "  Thread \"" << (r->thread_name.empty() ? "<unnamed>" : r->thread_name) << "\" (id = " << r->tid
+            out << "  Thread \"" << (r->thread_name.empty() ? "<unnamed>" : printable_line(r->thread_name)) << "\" (id = " << r->tid
                 << (agg.processes.size() > 1 ? ", process " + std::to_string(r->pid) : std::string()) << ")\n";
         if (!prev || prev->pid != r->pid || prev->tid != r->tid || prev->domain != r->domain)
-            out << "    Domain \"" << (r->domain.empty() ? "<unnamed>" : r->domain) << "\"\n";
+            out << "    Domain \"" << (r->domain.empty() ? "<unnamed>" : shorten_name(printable_line(r->domain), name_width)) << "\"\n";
         prev = r;
-        out << "      Range \"" << r->name << "\"\n";
+        out << "      Range \"" << shorten_name(printable_line(r->name), name_width) << "\"\n";
         std::vector<Row8> nrows;
         auto own = r->durations;
         section_rows("Range", {{r->name, compute_stats(own)}}, 0, nrows);
@@ -564,9 +662,10 @@ void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size
         section_rows("API calls", api, max_rows, nrows);
         if (gpu.empty()) nrows.push_back({"GPU activities:", "", "", "", "", "", "", "(none)"});
         if (api.empty()) nrows.push_back({"API calls:", "", "", "", "", "", "", "(none)"});
-        print_rows(nrows, out);
+        print_rows(nrows, name_width, out);
     }
 }
+}  // namespace
 
 json summary_header_json(const Aggregate& agg) {
     json procs = json::array();
@@ -652,9 +751,23 @@ json nvtx_block_json(const Aggregate& agg) {
 
 int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
                 std::ostream& err) {
-    std::vector<std::string> reports = options.reports.empty() ? std::vector<std::string>{"summary"} : options.reports;
-    for (const auto& r : reports)
-        if (!is_report_name(r)) throw std::invalid_argument("unknown report '" + r + "'");
+    std::vector<std::string> reports;
+    json skipped = json::object();
+    for (const auto& asked : options.reports.empty() ? std::vector<std::string>{"summary"} : options.reports) {
+        ReportRequest req = resolve_report(asked);
+        if (!req.note.empty()) err << "gprof-report: warning: " << asked << ": " << req.note << '\n';
+        if (!req.unavailable.empty()) {
+            err << "gprof-report: skipped " << req.name << ": " << req.unavailable << '\n';
+            skipped[req.name] = req.unavailable;
+            continue;
+        }
+        if (!req.known) throw std::invalid_argument(unknown_report_message(asked));
+        if (std::find(reports.begin(), reports.end(), req.name) == reports.end()) reports.push_back(req.name);
+    }
+    if (reports.empty()) {
+        err << "gprof-report: error: none of the reports asked for can be made from a gprof-run trace\n";
+        return 2;
+    }
     if (reports.size() > 1 && options.format == OutputFormat::Csv)
         throw std::invalid_argument("csv holds one table: ask for one report per call (or use --format json)");
 
@@ -716,18 +829,20 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             reps[r] = std::move(j);
         }
         doc["reports"] = reps;
+        if (!skipped.empty()) doc["skipped"] = skipped;
         doc["warnings"] = warnings;
-        out << doc.dump(2) << '\n';
+        out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
     } else {
         for (const auto& w : warnings) err << "gprof-report: warning: " << w << '\n';
         RenderOptions ro;
         ro.format = options.format;
         ro.time_unit = options.time_unit;
+        ro.name_width = options.name_width;
         bool first = true;
         for (const auto& r : reports) {
             if (r == "summary" && options.format == OutputFormat::Table) {
                 if (!first) out << '\n';
-                print_summary_text(agg, true, options.all_processes, options.brief_rows, out);
+                print_summary_text(agg, true, options.all_processes, options.brief_rows, out, options.name_width);
                 first = false;
                 continue;
             }

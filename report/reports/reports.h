@@ -23,6 +23,20 @@ inline constexpr int kReportSchemaVersion = 1;
 const std::vector<std::string>& report_names();
 bool is_report_name(const std::string& name);
 
+// A report name as a user typed it, from nsys habit: today's names, nsys's pre-2023 names (gpukernsum), arguments
+// after ':' (cuda_gpu_kern_sum:base, ignored with a note), and nsys reports gprof-run cannot make (osrt_sum: the
+// reason). Neither known nor unavailable: an unknown name.
+struct ReportRequest {
+    std::string asked;        // as typed
+    std::string name;         // the report it means (today's nsys name)
+    bool known = false;       // one of report_names()
+    std::string unavailable;  // an nsys report gprof-run cannot make: why ("" otherwise)
+    std::string note;         // something about the request worth a warning line ("" = none)
+};
+ReportRequest resolve_report(const std::string& asked);
+// "unknown report 'x'; known reports: summary, cuda_api_sum, ..."
+std::string unknown_report_message(const std::string& asked);
+
 struct ReportOptions {
     std::vector<std::string> reports;  // empty = {"summary"}
     OutputFormat format = OutputFormat::Table;
@@ -31,6 +45,7 @@ struct ReportOptions {
     size_t brief_rows = 0;  // summary: rows per section in the console table; 0 = all
     bool ignore_damage = false;  // exit 0 even when a trace was cut, corrupt or unreadable
     bool all_processes = false;  // summary: list helper processes one by one (else one line for them all)
+    size_t name_width = kDefaultNameWidth;  // table/markdown: names shortened to this many characters; 0 = full
 };
 
 // Runs the reports over the traces and writes them to `out`. Warnings go to `err` (never into csv/json on `out`;
@@ -41,8 +56,10 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
                 std::ostream& err);
 
 // nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block. Helper processes
-// (helper_processes) are listed one by one with list_helpers, else folded into one line.
-void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out);
+// (helper_processes) are listed one by one with list_helpers, else folded into one line. Names are shortened to
+// name_width characters (0 = full) and printed as one printable line each (output/text.h).
+void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
+                        size_t name_width = kDefaultNameWidth);
 
 // The tables of the summary-style reports, built from an aggregate.
 Table summary_table(const Aggregate& agg);  // nvprof sections as one table with a Type column

@@ -2,18 +2,21 @@
 //
 // Layout: one pid per profiled process (its threads as tids; an overflow lane L of thread T is tid T + L*1e8;
 // CUPTI overhead at tid 4e9 + L); one pid per (process, device) below every CPU process, with one tid per stream
-// (context-wide syncs at 3e9, graph launches at stream + 2e9, lane L at + L*1e10) and the device-memory counter;
-// the analysis process (pid 1e9 - 1) last. `ts` is microseconds relative to baseTimeNanoseconds (CLOCK_REALTIME
+// (context-wide syncs at 3e9, graph launches at stream + 2e9, lane L at + L*1e8) and the device-memory counter;
+// the analysis process (pid 1e9 - 1) last. Every pid and tid stays within 0..2^32-1 (Perfetto keeps ids apart
+// only there): a track whose natural id is out of range or taken in its group gets the next free id from 2^31 + 2^30. `ts` is microseconds relative to baseTimeNanoseconds (CLOCK_REALTIME
 // ns) with three decimals, so no nanosecond is lost. Flows are kineto's "ac2g" s/f pairs. Per group: its
 // metadata, then its slices (each followed by its flow event), instants and counter samples.
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 #include "gprof/version.h"
 #include "timeline/args.h"
 #include "timeline/encoders.h"
+#include "output/text.h"
 
 namespace gprof::report::timeline {
 
@@ -61,7 +64,17 @@ public:
         int n = std::snprintf(tmp, sizeof tmp, "%.3f", v);
         buf_.append(tmp, static_cast<size_t>(n));
     }
+    // A JSON string: quotes, backslashes and control characters escaped, invalid UTF-8 bytes replaced by U+FFFD
+    // (names are whatever the program chose; one stray byte must not make the whole file unreadable).
     void str(std::string_view s) {
+        if (!is_valid_utf8(s)) {
+            std::string fixed = valid_utf8(s);
+            str_valid(fixed);
+            return;
+        }
+        str_valid(s);
+    }
+    void str_valid(std::string_view s) {
         ch('"');
         size_t start = 0;
         for (size_t i = 0; i < s.size(); ++i) {
@@ -156,7 +169,9 @@ private:
 
 constexpr int64_t kGpuPidBase = 1'000'000'000;
 constexpr int64_t kThreadLaneStep = 100'000'000;
-constexpr int64_t kStreamLaneStep = 10'000'000'000;
+constexpr int64_t kStreamLaneStep = 100'000'000;
+constexpr int64_t kMaxId = 0xFFFFFFFFLL;
+constexpr int64_t kFallbackTidBase = 0xC0000000LL;
 
 int64_t group_pid(const Group& g) {
     switch (g.kind) {
@@ -194,9 +209,38 @@ int64_t track_tid(const Track& t) {
     return 0;
 }
 
+// The tid of every track: its natural id (track_tid) when that fits 32 bits and is still free in its group, else
+// the next free id from kFallbackTidBase. The OS threads' own rows claim their ids first, so an overflow lane can
+// never take a real thread's tid.
+std::vector<int64_t> assign_tids(const TimelineModel& m) {
+    std::vector<int64_t> tids(m.tracks.size(), 0);
+    std::vector<std::set<int64_t>> used(m.groups.size());
+    std::vector<int64_t> next_free(m.groups.size(), kFallbackTidBase);
+    std::vector<uint32_t> pending;
+    auto claim = [&](uint32_t t) {
+        int64_t natural = track_tid(m.tracks[t]);
+        if (natural >= 0 && natural <= kMaxId && used[m.tracks[t].group].insert(natural).second) tids[t] = natural;
+        else pending.push_back(t);
+    };
+    for (int pass = 0; pass < 2; ++pass)
+        for (uint32_t t = 0; t < m.tracks.size(); ++t) {
+            const Track& tr = m.tracks[t];
+            if (tr.kind == TrackKind::Counter) continue;
+            bool os_thread = tr.kind == TrackKind::CpuThread && tr.lane == 0;
+            if (os_thread == (pass == 0)) claim(t);
+        }
+    for (uint32_t t : pending) {
+        uint32_t g = m.tracks[t].group;
+        while (used[g].count(next_free[g])) ++next_free[g];
+        tids[t] = next_free[g];
+        used[g].insert(next_free[g]++);
+    }
+    return tids;
+}
+
 class ChromeWriter {
 public:
-    ChromeWriter(const TimelineModel& m, JsonOut& o) : m_(m), o_(o) {}
+    ChromeWriter(const TimelineModel& m, JsonOut& o) : m_(m), o_(o), tids_(assign_tids(m)) {}
 
     uint64_t write() {
         header();
@@ -243,7 +287,7 @@ private:
         // Rows by tid; a process's rows are ranked in that order, a GPU's and the analysis' by their tid.
         std::map<int64_t, const Track*> rows;
         for (uint32_t t : tracks)
-            if (m_.tracks[t].kind != TrackKind::Counter) rows.emplace(track_tid(m_.tracks[t]), &m_.tracks[t]);
+            if (m_.tracks[t].kind != TrackKind::Counter) rows.emplace(tids_[t], &m_.tracks[t]);
         int64_t rank = 0;
         for (const auto& [tid, t] : rows) {
             meta_name("thread_name", pid, &tid, t->name);
@@ -288,7 +332,7 @@ private:
 
     void slice(uint32_t index, int64_t pid) {
         const Slice& s = m_.slices[index];
-        const int64_t tid = track_tid(m_.tracks[s.track]);
+        const int64_t tid = tids_[s.track];
         begin_event();
         o_.raw("{\"ph\":\"X\",\"cat\":\"");
         o_.raw(category_name(s.category));
@@ -336,7 +380,7 @@ private:
         o_.raw(",\"pid\":");
         o_.i64(pid);
         o_.raw(",\"tid\":");
-        o_.i64(e.scope == InstantScope::Thread ? track_tid(m_.tracks[e.track]) : 0);
+        o_.i64(e.scope == InstantScope::Thread ? tids_[e.track] : 0);
         o_.raw(",\"ts\":");
         o_.us3(e.ts);
         o_.ch('}');
@@ -360,6 +404,7 @@ private:
 
     const TimelineModel& m_;
     JsonOut& o_;
+    std::vector<int64_t> tids_;  // by track
     bool first_event_ = true;
     uint64_t events_ = 0;
 };

@@ -266,9 +266,8 @@ private:
         t.lane = lane;
         t.tid = tid;
         t.thread_name = std::string(p.thread_name(tid));
-        t.name = (t.thread_name.empty() ? "thread " + std::to_string(tid)
-                                        : t.thread_name + " (" + std::to_string(tid) + ")") +
-                 overlap_suffix(lane);
+        // The name exactly as the program set it: viewers add the tid themselves.
+        t.name = (t.thread_name.empty() ? "thread " + std::to_string(tid) : t.thread_name) + overlap_suffix(lane);
         return it->second = add_track(std::move(t));
     }
 

@@ -74,7 +74,7 @@ struct Track {
     uint64_t tid = 0;          // CpuThread: the OS thread id
     uint32_t stream = 0;       // GpuStream / GraphLaunches: the CUDA stream id
     uint32_t row = 0;          // Analysis: the row's position among the analysis rows (by name)
-    std::string name;          // display name: "main (100)", "stream 7 (overlap 1)", "Device memory in use"
+    std::string name;          // display name: "main" (a thread: its own name, exactly), "thread 101" (unnamed), "stream 7 (overlap 1)", "Device memory in use"
     std::string thread_name;   // CpuThread: the OS thread's own name ("" when unnamed)
     CounterUnit unit = CounterUnit::None;  // Counter
 };

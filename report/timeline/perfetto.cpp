@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <map>
 
+#include "output/text.h"
 #include "timeline/args.h"
 #include "timeline/encoders.h"
 
@@ -92,7 +93,14 @@ public:
         std::memcpy(&bits, &v, 8);
         fixed64(field, bits);
     }
+    // Every length-delimited field written here is text (names, annotation strings): kept valid UTF-8, invalid
+    // bytes replaced by U+FFFD, as the JSON timeline does.
     void bytes(uint32_t field, std::string_view s) {
+        if (!is_valid_utf8(s)) {
+            std::string fixed = valid_utf8(s);
+            bytes(field, fixed);
+            return;
+        }
         key(field, kLength);
         varint(s.size());
         buf_.append(s.data(), s.size());

@@ -154,7 +154,10 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
                               "carry to Perfetto UI (" + std::to_string(*options.json_event_limit) + "): wrote the " +
                               "Perfetto protobuf " + st.path.string() + " instead of " + path.string());
     }
-    bool gzip = options.gzip && st.format == TimelineFormat::ChromeJson;
+    // A name ending in .gz means gzip, as everywhere else (zcat, Perfetto UI read it): --gzip or not.
+    std::string fname = st.path.filename().string();
+    bool gz_suffix = fname.size() > 3 && fname.compare(fname.size() - 3, 3, ".gz") == 0;
+    bool gzip = (options.gzip || gz_suffix) && st.format == TimelineFormat::ChromeJson;
     auto enc = gzip ? write_gzip(m, st.format, st.path, options.create_exclusive)
                     : write_plain(m, st.format, st.path, options.create_exclusive);
     fill_stats(st, m, enc, options);

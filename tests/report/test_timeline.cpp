@@ -184,7 +184,7 @@ TEST_CASE("timeline: names, sort order, counters, args", "[timeline]") {
     CHECK(pname[4242] == "app (pid 4242)");
     for (const auto& [pid, idx] : sort)
         if (pid != 4242) CHECK(idx > sort[4242]);  // GPUs below the CPU process
-    CHECK(thread_names.count("main (100)"));
+    CHECK(thread_names.count("main"));
     CHECK(thread_names.count("stream 7"));
     CHECK(thread_names.count("stream 7 (overlap 1)"));
     CHECK(counter == std::vector<int64_t>{1000000, 3000000, 2000000});
