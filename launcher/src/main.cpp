@@ -68,6 +68,8 @@ int run(int argc, char** argv) {
         console.error(why);
         return kOwnFailure;
     };
+    if (!o.timeunit.empty())
+        if (auto e = check_timeunit(o.timeunit); !e.empty()) return fail(e);
 
     std::string error;
     auto collector = find_collector(error);
@@ -168,6 +170,9 @@ int run(int argc, char** argv) {
     request.kernel_filter = o.kernel_filter;
     request.timeline = timeline_path;
     request.replace_timeline = replace_timeline;
+    request.stats = o.stats;
+    request.timeunit = o.timeunit;
+    request.exports = o.exports;
     report_run(request, console);
     return outcome.exit_code;
 }

@@ -52,8 +52,30 @@ bool all_digits(std::string_view s) {
 
 }  // namespace
 
-std::string check_trace(std::string_view text, std::string& normalised) {
-    std::vector<std::string> items;
+namespace {
+
+// nsys profile -t values and what gprof-run records for each: "cuda", "nvtx", or "" (not recorded).
+struct TraceName {
+    const char* name;
+    const char* records;
+};
+const TraceName kTraceNames[] = {
+    {"cuda", "cuda"},     {"nvtx", "nvtx"},         {"cuda-sw", "cuda"},     {"cublas", "cuda"},
+    {"cublas-verbose", "cuda"}, {"cudnn", "cuda"},  {"cusolver", "cuda"},    {"cusolver-verbose", "cuda"},
+    {"cusparse", "cuda"}, {"cusparse-verbose", "cuda"}, {"openacc", "cuda"}, {"osrt", ""},
+    {"opengl", ""},       {"opengl-annotations", ""}, {"cudla", ""},         {"cudla-verbose", ""},
+    {"openmp", ""},       {"mpi", ""},              {"ucx", ""},             {"oshmem", ""},
+    {"nccl", ""},         {"nvvideo", ""},          {"python-gil", ""},      {"gds", ""},
+    {"s3", ""},           {"s3-verbose", ""},       {"vulkan", ""},          {"vulkan-annotations", ""},
+    {"dx11", ""},         {"dx11-annotations", ""}, {"dx12", ""},            {"dx12-annotations", ""},
+    {"openxr", ""},       {"openxr-annotations", ""}, {"wddm", ""},          {"tegra-accelerators", ""},
+};
+
+}  // namespace
+
+std::string check_trace(std::string_view text, std::string& normalised, std::string& note) {
+    std::vector<std::string> records, unrecorded, unknown;
+    bool none = false;
     size_t start = 0;
     while (start <= text.size()) {
         size_t comma = text.find(',', start);
@@ -62,15 +84,73 @@ std::string check_trace(std::string_view text, std::string& normalised) {
         item.erase(0, item.find_first_not_of(' '));
         item.erase(item.find_last_not_of(' ') + 1);
         if (item.empty()) return "--trace: empty item in '" + std::string(text) + "'";
-        if (item != "cuda" && item != "nvtx" && item != "none")
-            return "--trace: unknown item '" + item + "' (known: cuda, nvtx, none)";
-        if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
         start = comma + 1;
+        if (item == "none") {
+            none = true;
+            continue;
+        }
+        const TraceName* known = nullptr;
+        for (const auto& t : kTraceNames)
+            if (item == t.name) known = &t;
+        auto add = [](std::vector<std::string>& v, const std::string& x) {
+            if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+        };
+        if (!known) add(unknown, item);
+        else if (*known->records) add(records, known->records);
+        else add(unrecorded, item);
     }
-    if (std::find(items.begin(), items.end(), "none") != items.end() && items.size() > 1)
+    if (none && (!records.empty() || !unrecorded.empty() || !unknown.empty()))
         return "--trace: 'none' cannot be combined with other items";
     normalised.clear();
-    for (const auto& i : items) normalised += (normalised.empty() ? "" : ",") + i;
+    // cuda before nvtx, as the collector lists them.
+    for (const char* k : {"cuda", "nvtx"})
+        if (std::find(records.begin(), records.end(), k) != records.end()) normalised += (normalised.empty() ? "" : ",") + std::string(k);
+    if (normalised.empty()) normalised = "none";
+    note.clear();
+    auto list = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+        return out;
+    };
+    if (!unrecorded.empty()) note = "--trace: " + list(unrecorded) + " not recorded (gprof-run records cuda and nvtx)";
+    if (!unknown.empty())
+        note += (note.empty() ? "--trace: " : "; ") + std::string("unknown ") + list(unknown) + " ignored";
+    if (!note.empty()) note += "; recording " + normalised;
+    return {};
+}
+
+std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool& stats) {
+    // Options of ours that take a value in the next argument (so the scan does not take that value for the app).
+    static const char* const kWithValue[] = {"-o", "--output", "-t", "--trace", "-c", "--capture-range", "-p",
+                                             "--nvtx-capture", "--capture-range-end", "--cuda-graph-trace", "-y",
+                                             "--delay", "-d", "--duration", "--kernel-filter", "--summary",
+                                             "--log-file", "--timeline", "--wait-children", "--log-level",
+                                             "--export", "--timeunit"};
+    std::vector<std::string> out;
+    size_t i = 0;
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--" || a.empty() || a[0] != '-' || a == "-") break;  // the app starts here
+        std::string name = a.substr(0, a.find('='));
+        bool has_value = name.size() != a.size();
+        bool* target = name == "-f" || name == "--force" || name == "--force-overwrite" ? &force
+                       : name == "--stats"                                               ? &stats
+                                                                                         : nullptr;
+        if (target) {
+            std::string value = has_value ? a.substr(name.size() + 1) : "true";
+            if (!has_value && i + 1 < args.size() && (args[i + 1] == "true" || args[i + 1] == "false")) value = args[++i];
+            if (value != "true" && value != "false") return name + ": '" + value + "' is not true or false";
+            *target = value == "true";
+            continue;
+        }
+        out.push_back(a);
+        if (!has_value && std::find_if(std::begin(kWithValue), std::end(kWithValue), [&](const char* o) {
+                              return name == o;
+                          }) != std::end(kWithValue) && i + 1 < args.size())
+            out.push_back(args[++i]);
+    }
+    out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+    args = std::move(out);
     return {};
 }
 
@@ -195,11 +275,37 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         ->type_name("SEC");
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error or off")
         ->type_name("LEVEL");
-    app.add_flag("-f,--force", o.force, "Replace an existing run directory, log file or timeline");
+    // Parsed by fold_switch_values (nsys's true|false values); listed here for --help.
+    bool force_seen = false, stats_seen = false;
+    app.add_flag("-f,--force,--force-overwrite", force_seen,
+                 "Replace an existing run directory, log file or timeline (nsys: -f true|false, "
+                 "--force-overwrite=true)");
+    app.add_flag("--stats", stats_seen,
+                 "After the run, print nsys's report tables (nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum, "
+                 "cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum) with the summary (nsys: --stats=true)");
+    std::vector<std::string> exports;
+    app.add_option("--export", exports,
+                   "After the run, also write the run as sqlite (<run dir>/report.sqlite, nsys's tables) or json "
+                   "(<run dir>/report.json, gprof-report --format json); a comma list, repeatable; none = nothing")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("FORMAT");
+    app.add_option("--timeunit", o.timeunit, "Time unit of the --stats tables: ns (default), us, ms, s or nsys's "
+                                             "nsec, usec, msec, seconds...")
+        ->type_name("UNIT");
     app.add_flag("-V,--version", version, "Print the version and exit");
 
+    // nsys's true|false switch values, folded before CLI11 sees them (it would take "true" for the app).
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (auto e = fold_switch_values(args, o.force, o.stats); !e.empty()) {
+        result.exit_code = 2;
+        result.to_stderr = error_text(e);
+        return result;
+    }
+    std::vector<const char*> folded{argv[0]};
+    for (const auto& a : args) folded.push_back(a.c_str());
     try {
-        app.parse(argc, const_cast<char**>(argv));
+        app.parse(static_cast<int>(folded.size()), const_cast<char**>(folded.data()));
     } catch (const CLI::CallForHelp&) {
         result.to_stdout = app.help();
         return result;
@@ -234,8 +340,19 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         o.output = output;
     }
     if (app.count("--trace")) {
-        if (auto e = check_trace(trace, o.trace); !e.empty()) return fail(e);
+        std::string note;
+        if (auto e = check_trace(trace, o.trace, note); !e.empty()) return fail(e);
+        if (!note.empty()) result.notes.push_back(note);
     }
+    for (const auto& e : exports) {
+        if (e == "none") continue;
+        if (e != "sqlite" && e != "json")
+            result.notes.push_back("--export: " + e + " is not written (gprof-run exports sqlite and json)");
+        else if (std::find(o.exports.begin(), o.exports.end(), e) == o.exports.end())
+            o.exports.push_back(e);
+    }
+    if (app.count("--timeunit") && !o.stats)
+        result.notes.push_back("--timeunit applies to the --stats tables: without --stats it changes nothing");
     if (app.count("--backtrace")) {
         if (backtrace == "true") backtrace = "1";  // bare flag: the collector's default depth
         if (!all_digits(backtrace) || backtrace.size() > 2 || std::stoi(backtrace) < 1 || std::stoi(backtrace) > 64)

@@ -33,6 +33,9 @@ struct LaunchOptions {
     std::optional<std::string> timeline;      // pattern, unexpanded
     bool no_timeline = false;
     double wait_children_sec = 10.0;          // bound on waiting for descendants once the app has exited
+    bool stats = false;                       // --stats=true: nsys's report tables after the run
+    std::vector<std::string> exports;         // --export: sqlite, json (each once), after the run
+    std::string timeunit;                     // --timeunit for the --stats tables, as typed ("" = ns)
     std::vector<std::string> command;         // app and its arguments, untouched
 };
 
@@ -47,7 +50,12 @@ struct ParseResult {
 ParseResult parse_command_line(int argc, const char* const* argv);
 
 // The individual checks, exposed for unit tests. Each returns an empty string when valid, else the reason.
-std::string check_trace(std::string_view text, std::string& normalised);
+// --trace takes nsys's names: what gprof-run records (cuda, nvtx; cuda-sw and the cuXXX libraries mean cuda) goes
+// into `normalised`; the rest is named in `note` (one warning line), never an error. Only an empty item is one.
+std::string check_trace(std::string_view text, std::string& normalised, std::string& note);
+// nsys's switches take true|false: "-f", "-f true", "--force-overwrite=false", "--stats=true". Returns the argv with
+// those values folded into the switches (so the value is never taken for the app), or an error.
+std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool& stats);
 std::string check_capture_range(std::string_view text);
 // --capture-range-end: `normalised` gets the collector's form; `note` says how an nsys form was taken.
 std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note);

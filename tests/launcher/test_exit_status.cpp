@@ -98,7 +98,7 @@ TEST_CASE("gprof-run's own failures give 2 before the app starts", "[launcher][e
     const std::string marker = (tmp.path() / "app-ran").string();
     const std::vector<std::vector<std::string>> cases = {
         {"--no-such-option"},
-        {"--trace", "cuda,osrt"},
+        {"--trace", "cuda,,nvtx"},
         {"--capture-range", "nvtx"},
         {"--kernel-filter", "(unclosed"},
         {"--summary", "everything"},

@@ -108,7 +108,6 @@ TEST_CASE("bad command lines fail with status 2 and say why on stderr", "[launch
         {},
         {"-o"},
         {"--", ""},
-        {"--trace", "osrt", "app"},
         {"--trace", "cuda,none", "app"},
         {"--trace", "cuda,,nvtx", "app"},
         {"--backtrace=0", "app"},
@@ -163,18 +162,18 @@ TEST_CASE("help and version print on stdout and succeed", "[launcher][options]")
 }
 
 TEST_CASE("the checks on their own", "[launcher][options]") {
-    std::string norm;
-    CHECK(check_trace("nvtx, cuda,nvtx", norm).empty());
-    CHECK(norm == "nvtx,cuda");
-    CHECK(check_trace("none", norm).empty());
+    std::string norm, note;
+    CHECK(check_trace("nvtx, cuda,nvtx", norm, note).empty());
+    CHECK(norm == "cuda,nvtx");
+    CHECK(note.empty());
+    CHECK(check_trace("none", norm, note).empty());
     CHECK(norm == "none");
-    CHECK_FALSE(check_trace("", norm).empty());
+    CHECK_FALSE(check_trace("", norm, note).empty());
     CHECK(check_capture_range("none").empty());
     CHECK(check_capture_range("cudaProfilerApi").empty());
     CHECK(check_capture_range("nvtx:step").empty());
     CHECK(check_capture_range("nvtx:step@train").empty());
     CHECK_FALSE(check_capture_range("nvtx:").empty());
-    std::string note;
     CHECK(check_capture_range_end("repeat:12", norm, note).empty());
     CHECK(norm == "repeat:12");
     CHECK(note.empty());
@@ -192,4 +191,71 @@ TEST_CASE("the checks on their own", "[launcher][options]") {
     CHECK_FALSE(check_seconds("5.", true).empty());
     CHECK(check_regex("^(gemm|conv)_.*").empty());
     CHECK_FALSE(check_regex("[").empty());
+}
+
+TEST_CASE("nsys habits: -f/--force-overwrite and --stats take true|false, never the app", "[launcher][options]") {
+    auto r = parse({"-f", "true", "-o", "out", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"./app"});
+    r = parse({"-f", "false", "./app", "-f", "true"});
+    REQUIRE(r.options);
+    CHECK_FALSE(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"./app", "-f", "true"});  // the app's own -f untouched
+    r = parse({"--force-overwrite=true", "--stats=true", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->force);
+    CHECK(r.options->stats);
+    r = parse({"--force-overwrite", "false", "--stats", "true", "true"});  // the app is /usr/bin/true
+    REQUIRE(r.options);
+    CHECK_FALSE(r.options->force);
+    CHECK(r.options->stats);
+    CHECK(r.options->command == std::vector<std::string>{"true"});
+    r = parse({"-f", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"./app"});
+    r = parse({"-o", "true", "-f", "./app"});  // an option's value is never a switch value
+    REQUIRE(r.options);
+    CHECK(r.options->output == std::optional<std::string>("true"));
+    CHECK(r.options->command == std::vector<std::string>{"./app"});
+    r = parse({"--force-overwrite=maybe", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("'maybe' is not true or false") != std::string::npos);
+    CHECK(parse({"--help"}).to_stdout.find("--force-overwrite") != std::string::npos);
+}
+
+TEST_CASE("nsys habits: -t with nsys's names records what it can and says what it does not", "[launcher][options]") {
+    auto r = parse({"-t", "cuda,nvtx,osrt,cublas,cudnn", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "cuda,nvtx");
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0] == "--trace: osrt not recorded (gprof-run records cuda and nvtx); recording cuda,nvtx");
+    r = parse({"--trace=osrt,opengl", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "none");
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("osrt, opengl not recorded") != std::string::npos);
+    r = parse({"-t", "cublas", "./app"});  // the cuXXX libraries imply cuda, as in nsys
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "cuda");
+    CHECK(r.notes.empty());
+    r = parse({"-t", "nvtx,cudaa", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "nvtx");
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("unknown cudaa ignored") != std::string::npos);
+}
+
+TEST_CASE("nsys habits: --export and --timeunit", "[launcher][options]") {
+    auto r = parse({"--export=sqlite,json", "--export", "sqlite", "--stats=true", "--timeunit", "usec", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->exports == std::vector<std::string>{"sqlite", "json"});
+    CHECK(r.options->timeunit == "usec");
+    CHECK(r.options->command == std::vector<std::string>{"./app"});
+    r = parse({"--export", "arrow", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->exports.empty());
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0] == "--export: arrow is not written (gprof-run exports sqlite and json)");
 }

@@ -178,3 +178,26 @@ TEST_CASE("real collector: a full disk: the figure is said, no empty result file
     CHECK(r.err.find("summary.txt: No space left on device") != std::string::npos);
     CHECK(r.err.find("gprof-run profile:") != std::string::npos);
 }
+
+// nsys habits end to end: `-f true` is a switch value (not the app), --stats prints nsys's tables with the summary,
+// --export json writes the reports beside the traces, -t with names gprof-run does not record warns in one line.
+TEST_CASE("real collector: -f true --stats=true --export json -t nvtx,osrt", "[launcher][collector][nsys]") {
+    require_collector();
+    gprof::testing::TempDir tmp;
+    fs::create_directory(tmp.path() / "run");  // -f true must replace it
+    auto r = build_gprof_run({"-f", "true", "-o", "run", "--stats=true", "--timeunit", "usec", "--export=json", "-t",
+                              "nvtx,osrt", kNvtxApp},
+                             tmp.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "nvtx app done\n");  // the app ran, not /usr/bin/true; nothing of ours on stdout
+    CHECK(r.err.find("note: --trace: osrt not recorded (gprof-run records cuda and nvtx); recording nvtx") !=
+          std::string::npos);
+    CHECK(r.err.find("** NVTX Range Summary (nvtx_sum):") != std::string::npos);
+    CHECK(r.err.find("Total Time (us)") != std::string::npos);
+    CHECK(r.err.find(":outer") != std::string::npos);
+    std::string json_text = read_file(tmp.path() / "run/report.json");
+    REQUIRE_FALSE(json_text.empty());
+    CHECK(json_text.find("\"nvtx_sum\"") != std::string::npos);
+    CHECK(json_text.find(":inner") != std::string::npos);
+}
