@@ -127,6 +127,30 @@ Config parse_config(EnvLookup lookup) {
         else bad(env::kCudaNestedDriverCalls, v, "expected 0 or 1");
     }
 
+    if (const char* v = lookup(env::kCudaApi); v && *v) {
+        std::string_view s(v);
+        if (s == "activity") c.api_source = ApiSource::Activity;
+        else if (s == "callback") c.api_source = ApiSource::Callback;
+        else if (s == "off") c.api_source = ApiSource::Off;
+        else bad(env::kCudaApi, v, "expected activity, callback or off");
+    }
+    if (const char* v = lookup(env::kCuptiDeviceBufferMb); v && *v) {
+        uint64_t n = 0;
+        if (!parse_u64(v, n) || n == 0 || n > 1024) bad(env::kCuptiDeviceBufferMb, v, "expected MiB, 1..1024");
+        else c.cupti_device_buffer_mb = static_cast<uint32_t>(n);
+    }
+    if (const char* v = lookup(env::kCuptiPreallocate); v && *v) {
+        uint64_t n = 0;
+        if (!parse_u64(v, n) || n == 0 || n > 1024) bad(env::kCuptiPreallocate, v, "expected a count of buffers, 1..1024");
+        else c.cupti_preallocate = static_cast<uint32_t>(n);
+    }
+    if (const char* v = lookup(env::kCuptiZeroedBuffers); v && *v) {
+        std::string_view s(v);
+        if (s == "1") c.cupti_zeroed_buffers = true;
+        else if (s == "0") c.cupti_zeroed_buffers = false;
+        else bad(env::kCuptiZeroedBuffers, v, "expected 0 or 1");
+    }
+
     if (const char* v = lookup(env::kDelay); v && *v) {
         if (!parse_seconds(v, c.delay_sec)) bad(env::kDelay, v, "expected seconds >= 0");
     }

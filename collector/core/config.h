@@ -28,6 +28,13 @@ enum class GraphTrace : uint8_t {
     Graph = 1,  // one GraphLaunch record per launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE), no node records
 };
 
+// Where CUDA API call records come from (GPROF_CUDA_API): the overhead alternatives of issue 17.
+enum class ApiSource : uint8_t {
+    Activity = 0,  // CUPTI's RUNTIME and DRIVER activity kinds (CUPTI stamps and buffers them)
+    Callback = 1,  // CUPTI's RUNTIME_API/DRIVER_API callbacks; the collector stamps and buffers them itself
+    Off = 2,       // no API records at all (GPU activity only)
+};
+
 struct Config {
     std::string output_dir;       // GPROF_OUTPUT_DIR; empty = current directory
     std::string run_id;           // GPROF_RUN_ID
@@ -42,6 +49,10 @@ struct Config {
     uint32_t capture_end_count = 0;           // "repeat:N": N; 0 = no limit
     GraphTrace graph_trace = GraphTrace::Node;  // GPROF_CUDA_GRAPH_TRACE
     bool nested_driver_calls = false;         // GPROF_CUDA_NESTED_DRIVER_CALLS=1
+    ApiSource api_source = ApiSource::Activity;  // GPROF_CUDA_API
+    uint32_t cupti_device_buffer_mb = 0;      // GPROF_CUPTI_DEVICE_BUFFER_MB; 0 = CUPTI's default
+    uint32_t cupti_preallocate = 0;           // GPROF_CUPTI_PREALLOCATE; 0 = CUPTI's default
+    bool cupti_zeroed_buffers = false;        // GPROF_CUPTI_ZEROED_BUFFERS=1
     double delay_sec = 0;         // GPROF_DELAY_SEC
     double duration_sec = 0;      // GPROF_DURATION_SEC; 0 = unlimited
     bool no_children = false;     // GPROF_NO_CHILDREN=1

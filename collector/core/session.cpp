@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/process_info.h"
 #include "core/reentry.h"
+#include "core/self_report.h"
 #include "core/signals.h"
 #include "cupti/session.h"
 #include "gprof/version.h"
@@ -190,8 +191,9 @@ void ensure_started_locked() {
         auto* recorder = new nvtx::Recorder(ro);
         auto* process = new ProcessRecorder();
         process->nvtx = recorder;
-        pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder);
+        pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder, /*also_on_nudge=*/true);
         pipeline->add_periodic_hook(ProcessRecorder::hook, process);
+        pipeline->add_periodic_hook(self_report_hook, pipeline);  // after the NVTX drain: its final figures
 
         ProcessRole role = ProcessRole::from_environment();
         if (role.known()) {
@@ -367,6 +369,12 @@ cupti::SessionOptions cupti_options(const Config& config) {
     so.backtrace_depth = config.backtrace_depth;
     so.graph_level = config.graph_trace == GraphTrace::Graph;
     so.nested_driver_calls = config.nested_driver_calls;
+    so.api_records = config.api_source == ApiSource::Callback ? cupti::ApiRecords::Callback
+                     : config.api_source == ApiSource::Off    ? cupti::ApiRecords::Off
+                                                              : cupti::ApiRecords::Activity;
+    so.device_buffer_bytes = static_cast<size_t>(config.cupti_device_buffer_mb) << 20;
+    so.device_buffers_preallocated = config.cupti_preallocate;
+    so.zeroed_buffers = config.cupti_zeroed_buffers;
     so.timestamp = &gprof_collector_cupti_timestamp;
     so.profiler_range = [](bool start) {
         // From inside the cudaProfilerStart/Stop callback.
@@ -593,6 +601,10 @@ void session_spawned(int64_t pid, const ProgramImage& image, char* const argv[])
 }
 
 Pipeline* session_pipeline() noexcept { return g_pipeline.load(std::memory_order_acquire); }
+
+void session_nudge_writer() noexcept {
+    if (Pipeline* p = g_pipeline.load(std::memory_order_acquire)) p->nudge();
+}
 
 std::string session_trace_path() {
     std::lock_guard lock(g_mutex);

@@ -57,6 +57,8 @@ void session_on_new_stream() noexcept;
 
 // The running pipeline, or null (inactive, not started, or after shutdown).
 Pipeline* session_pipeline() noexcept;
+// Asks the writer thread for an early drain (Pipeline::nudge): NVTX blocks are piling up.
+void session_nudge_writer() noexcept;
 // Path of this process's trace file ("" when none).
 std::string session_trace_path();
 

@@ -1,6 +1,7 @@
 #include "cupti/buffers.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <unistd.h>
@@ -11,6 +12,7 @@ namespace gprof::collector::cupti {
 // the aligned one CUPTI sees (the samples' pitfall).
 struct BufferPool::Header {
     void* raw;
+    uint64_t used;  // bytes CUPTI wrote (mark_used); a zeroing pool clears them before the buffer is reused
     uint32_t magic;
     int32_t owner;  // pid of the process that handed it to CUPTI
 };
@@ -45,6 +47,7 @@ uint8_t* BufferPool::acquire() {
             free_.pop_back();
             stats_.idle = free_.size();
             ++stats_.outstanding;
+            if (stats_.outstanding > stats_.peak_outstanding) stats_.peak_outstanding = stats_.outstanding;
             reinterpret_cast<Header*>(b - sizeof(Header))->owner = static_cast<int32_t>(::getpid());
             return b;
         }
@@ -54,10 +57,11 @@ uint8_t* BufferPool::acquire() {
         }
         ++stats_.outstanding;
         ++stats_.allocated;
+        if (stats_.outstanding > stats_.peak_outstanding) stats_.peak_outstanding = stats_.outstanding;
         bytes = buffer_bytes_;
     }
     // Allocate outside the lock: a multi-MiB malloc can fault in pages.
-    void* raw = std::malloc(bytes + sizeof(Header) + kAlign);
+    void* raw = zeroed_ ? std::calloc(1, bytes + sizeof(Header) + kAlign) : std::malloc(bytes + sizeof(Header) + kAlign);
     if (!raw) {
         std::lock_guard<std::mutex> lock(mutex_);
         --stats_.outstanding;
@@ -69,13 +73,36 @@ uint8_t* BufferPool::acquire() {
     auto* buffer = reinterpret_cast<uint8_t*>(addr);
     auto* header = reinterpret_cast<Header*>(buffer - sizeof(Header));
     header->raw = raw;
+    header->used = 0;
     header->magic = kMagic;
     header->owner = static_cast<int32_t>(::getpid());
     return buffer;
 }
 
+void BufferPool::set_zeroed(bool zeroed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (zeroed && !zeroed_) {
+        for (uint8_t* b : free_) free_buffer(b);  // may hold records: not known to be zero
+        free_.clear();
+        stats_.idle = 0;
+    }
+    zeroed_ = zeroed;
+}
+
+void BufferPool::mark_used(uint8_t* buffer, size_t bytes) {
+    auto* header = reinterpret_cast<Header*>(buffer - sizeof(Header));
+    if (header->magic == kMagic) header->used = bytes;
+}
+
 void BufferPool::release(uint8_t* buffer) {
     if (!buffer) return;
+    auto* header = reinterpret_cast<Header*>(buffer - sizeof(Header));
+    if (zeroed_ && header->magic == kMagic) {
+        // A record CUPTI began past `used` is cleared too: one record is at most a few hundred bytes.
+        size_t n = static_cast<size_t>(header->used) + 4096;
+        std::memset(buffer, 0, n < buffer_bytes_ ? n : buffer_bytes_);
+        header->used = 0;
+    }
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stats_.outstanding > 0) --stats_.outstanding;

@@ -24,6 +24,7 @@ public:
         uint64_t refused = 0;    // requests answered with no buffer (at the cap)
         size_t outstanding = 0;  // buffers currently held by CUPTI or the pipeline
         size_t idle = 0;         // buffers waiting in the free list
+        size_t peak_outstanding = 0;
     };
 
     BufferPool() = default;
@@ -41,6 +42,15 @@ public:
     void release(uint8_t* buffer);
 
     size_t buffer_size() const { return buffer_bytes_; }
+    size_t max_outstanding() const { return max_outstanding_; }
+
+    // Zeroed buffers (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER): new ones come zeroed from calloc, used ones
+    // are cleared in release() (on the writer thread, after translation) over the bytes mark_used() named, so
+    // CUPTI gets only zeroed buffers and never clears one itself on the application's thread.
+    void set_zeroed(bool zeroed);
+    bool zeroed() const { return zeroed_; }
+    // CUPTI filled `bytes` of this buffer (its valid size): what release() clears. Any thread.
+    static void mark_used(uint8_t* buffer, size_t bytes);
 
     // False for a buffer handed out before a fork, by the parent: in the child such a buffer holds the
     // parent's records (the parent delivers its own copy), so the child must not translate it.
@@ -59,6 +69,7 @@ private:
     size_t max_outstanding_ = 0;
     size_t max_idle_ = 8;
     bool may_refuse_ = false;
+    bool zeroed_ = false;
     Stats stats_;
 };
 

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/process_info.h"
 #include "core/reentry.h"
+#include "cupti/api_calls.h"
 #include "cupti/buffers.h"
 #include "cupti/probes.h"
 #include "cupti/translate.h"
@@ -116,7 +117,7 @@ std::string cuda_version_text(uint32_t v) { return std::to_string(v / 1000) + ".
 
 }  // namespace
 
-const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level) {
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level, ApiRecords api) {
     // Never CUPTI_ACTIVITY_KIND_KERNEL: it serialises every kernel launch. GRAPH_TRACE only on request: while it
     // is enabled CUPTI reports one record per graph launch *instead of* the records of the graph's nodes (seen on
     // an H100: 0 of 600 graph kernels recorded with it, all 600 without), so by default graphs are traced node by
@@ -134,6 +135,16 @@ const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level) {
         kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
         return kinds;
     }();
+    // API calls from callbacks or not at all: no RUNTIME/DRIVER activity records.
+    static const std::vector<CUpti_ActivityKind> no_api[2] = {
+        {common.begin() + 2, common.end()},
+        [] {
+            std::vector<CUpti_ActivityKind> kinds(common.begin() + 2, common.end());
+            kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            return kinds;
+        }(),
+    };
+    if (api != ApiRecords::Activity) return no_api[graph_level ? 1 : 0];
     return graph_level ? with_graphs : common;
 }
 
@@ -197,6 +208,7 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     if (max_buffers == 0) max_buffers = std::max<size_t>(8, (512u << 20) / std::max<size_t>(options.buffer_bytes, 1));
     // Every CUPTI we accept (13.x) takes a refused buffer gracefully; older ones (< API 27) crashed on it.
     buffer_pool().configure(options.buffer_bytes, max_buffers, api.version >= 27);
+    buffer_pool().set_zeroed(options.zeroed_buffers);
 
     // CUPTI's default thread ids are pthread_self() values; the rest of the trace (NVTX, Thread records)
     // uses kernel tids, so ask for those.
@@ -305,6 +317,37 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
                    backtrace_unwinder());
     }
 
+    if (options.api_records == ApiRecords::Callback) {
+        // Every runtime and driver call calls back; the ones the activity path filters at the source (the runtime's
+        // own driver calls, the noisy getters) are switched off per callback id, as cuptiActivityEnableDriverApi
+        // does for records. The profiler start/stop and device reset callbacks above stay on with the domains.
+        bool ok = true;
+        for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+            CUptiResult drc = api.EnableDomain(1, subscriber_, d);
+            if (drc != CUPTI_SUCCESS) {
+                ok = false;
+                status(StatusLevel::Warning, drc,
+                       "cuptiEnableDomain failed (" + result_name(api_, drc) + "): API calls are missing");
+            }
+        }
+        if (options.backtrace_depth == 0) {
+            // With backtraces the callbacks must still reach on_api_enter; the filter is then applied in on_callback.
+            for (CUpti_CallbackId cbid : runtime_internal_driver_calls())
+                if (!options.nested_driver_calls) api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+            if (options.filter_noisy_apis) {
+                api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+                for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+                                              CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute})
+                    api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+            }
+        }
+        pipeline.add_periodic_hook(drain_api_hook, this, /*also_on_nudge=*/true);
+        if (ok) status(StatusLevel::Info, 0, "CUDA API calls recorded from CUPTI callbacks (GPROF_CUDA_API=callback)");
+    } else if (options.api_records == ApiRecords::Off) {
+        status(StatusLevel::Info, 0, "CUDA API calls not recorded (GPROF_CUDA_API=off): GPU activity only");
+    }
+    set_buffer_attributes();
+
     if (!options.start_paused) {
         std::lock_guard<std::mutex> state(state_mutex_);
         CUptiResult failure = CUPTI_SUCCESS;
@@ -343,10 +386,45 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     return result;
 }
 
+void Session::set_buffer_attributes() {
+    const CuptiApi& api = *api_;
+    auto set = [&](CUpti_ActivityAttribute attr, const char* name, void* value, size_t size) {
+        CUptiResult rc = api.ActivitySetAttribute ? api.ActivitySetAttribute(attr, &size, value)
+                                                  : CUPTI_ERROR_API_NOT_IMPLEMENTED;
+        if (rc != CUPTI_SUCCESS)
+            status(StatusLevel::Warning, rc,
+                   std::string("cuptiActivitySetAttribute(") + name + ") failed (" + result_name(api_, rc) +
+                       "): CUPTI's default is used");
+        return rc == CUPTI_SUCCESS;
+    };
+    std::string said;
+    if (options_.device_buffer_bytes) {
+        size_t v = options_.device_buffer_bytes;
+        if (set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, "DEVICE_BUFFER_SIZE", &v, sizeof v))
+            said += " device buffer " + std::to_string(v >> 20) + " MiB;";
+    }
+    if (options_.device_buffers_preallocated) {
+        size_t v = options_.device_buffers_preallocated;
+        if (set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, "DEVICE_BUFFER_PRE_ALLOCATE_VALUE", &v, sizeof v))
+            said += " " + std::to_string(v) + " device buffers pre-allocated per context;";
+    }
+    if (options_.zeroed_buffers) {
+        uint8_t v = 1;
+        if (set(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, "ZEROED_OUT_ACTIVITY_BUFFER", &v, sizeof v))
+            said += " activity buffers zeroed by the collector off the app's threads;";
+        else
+            buffer_pool().set_zeroed(false);
+    }
+    if (!said.empty()) {
+        said.pop_back();
+        status(StatusLevel::Info, 0, "CUPTI buffer attributes:" + said);
+    }
+}
+
 bool Session::enable_kinds(bool report, CUptiResult& first_failure) {
     const CuptiApi& api = *api_;
     first_failure = CUPTI_SUCCESS;
-    for (CUpti_ActivityKind kind : traced_activity_kinds(options_.graph_level)) {
+    for (CUpti_ActivityKind kind : traced_activity_kinds(options_.graph_level, options_.api_records)) {
         CUptiResult rc = api.ActivityEnable(kind);
         if (rc == CUPTI_SUCCESS) {
             enabled_.push_back(kind);
@@ -453,10 +531,17 @@ void Session::other_client_subscribed(const std::string& who, CUptiResult result
     }
 }
 
+void Session::drain_api_hook(void* ctx, trace::TraceWriter& w, bool) {
+    auto* self = static_cast<Session*>(ctx);
+    Pipeline* p = self->pipeline_.load(std::memory_order_acquire);
+    drain_api_calls(w, self->translator_, p ? static_cast<uint32_t>(p->writer_tid()) : 0);
+}
+
 void Session::rebind(Pipeline& pipeline) noexcept {
     if (!started() || abandoned_.load(std::memory_order_acquire)) return;
     if (pipeline_.load(std::memory_order_acquire) == &pipeline) return;
     pipeline.set_activity_consumer(activity_consumer(translator_));
+    if (options_.api_records == ApiRecords::Callback) pipeline.add_periodic_hook(drain_api_hook, this, true);
     pipeline_.store(&pipeline, std::memory_order_release);
 }
 
@@ -470,6 +555,7 @@ void Session::abandon_after_fork() {
     new (&start_mutex_) std::mutex();
     new (&state_mutex_) std::mutex();
     buffer_pool().reset_after_fork();
+    reset_api_calls_after_fork();
     start_attempted_ = false;
     start_result_ = StartResult{};
     if (subscriber_) {
@@ -490,6 +576,7 @@ Session::Counters Session::counters() const {
     c.backtraces = backtraces_.load(std::memory_order_relaxed);
     c.profiler_starts = profiler_starts_.load(std::memory_order_relaxed);
     c.profiler_stops = profiler_stops_.load(std::memory_order_relaxed);
+    c.api_callbacks = api_call_stats().recorded;
     return c;
 }
 
@@ -524,6 +611,7 @@ void Session::on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffe
         }
     } catch (...) {
     }
+    if (buffer) BufferPool::mark_used(buffer, valid);  // what a zeroing pool must clear before reuse
     if (p)
         p->submit_activity_buffer(buffer, valid);
     else
@@ -543,6 +631,7 @@ void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
                 if (enter && (runtime || t_runtime_depth == 0)) on_api_enter(domain, cb);
                 if (runtime) t_runtime_depth += enter ? 1 : (t_runtime_depth > 0 ? -1 : 0);
             }
+            if (options_.api_records == ApiRecords::Callback) on_api_callback(domain, cbid, cb);
             bool start = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
                                  : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
             bool stop = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
@@ -573,6 +662,43 @@ void Session::profiler_stop() {
     // periodic flush): it may stop the profiler right before it exits or forks. CUPTI allows the flush here, in
     // a runtime/driver API callback.
     flush(false);
+}
+
+bool Session::api_callback_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const {
+    // Only needed where the callbacks could not be switched off per id (with backtraces every call calls back).
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return !(options_.filter_noisy_apis && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+    if (!options_.nested_driver_calls && trace::is_runtime_internal_driver_cbid(cbid)) return false;
+    return !(options_.filter_noisy_apis &&
+             (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent || cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState ||
+              cbid == CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute));
+}
+
+void Session::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+    // Entry and exit stamps per thread; calls nest (a runtime call's driver calls), so a small stack. A call that
+    // entered while recording was off, or deeper than the stack, is not recorded.
+    constexpr int kDepth = 16;
+    thread_local uint64_t t_enter[kDepth];
+    thread_local int t_depth = 0;
+    uint64_t now = options_.timestamp ? options_.timestamp() : 0;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (t_depth < kDepth) t_enter[t_depth] = recording() ? now : 0;
+        ++t_depth;
+        return;
+    }
+    if (t_depth == 0) return;  // an exit without its entry (callbacks switched on in between)
+    --t_depth;
+    if (t_depth >= kDepth || t_enter[t_depth] == 0) return;
+    if (options_.backtrace_depth > 0 && !api_callback_recorded(domain, cbid)) return;
+    ApiEvent e;
+    e.start = t_enter[t_depth];
+    e.end = now;
+    e.correlation = cb->correlationId;
+    e.cbid = cbid;
+    e.result = cb->functionReturnValue ? *static_cast<const int32_t*>(cb->functionReturnValue) : 0;
+    e.runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 0;
+    e.pad[0] = e.pad[1] = e.pad[2] = 0;
+    record_api_call(e, pipeline_.load(std::memory_order_relaxed));
 }
 
 void Session::on_api_enter(CUpti_CallbackDomain, const CUpti_CallbackData* cb) {

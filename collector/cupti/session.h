@@ -31,6 +31,13 @@
 
 namespace gprof::collector::cupti {
 
+// Where API call records come from (GPROF_CUDA_API; docs/performance.md says what each costs).
+enum class ApiRecords : uint8_t {
+    Activity = 0,  // CUPTI's RUNTIME and DRIVER activity kinds
+    Callback = 1,  // CUPTI's RUNTIME_API/DRIVER_API callbacks, stamped and buffered by us (cupti/api_calls.h)
+    Off = 2,       // none (GPU activity only)
+};
+
 struct SessionOptions {
     LoadOptions load;                  // where to find libcupti (load_options_from_environment())
     size_t buffer_bytes = 8u << 20;    // GPROF_BUFFER_MB
@@ -44,6 +51,13 @@ struct SessionOptions {
     // GPROF_CUDA_NESTED_DRIVER_CALLS=1: keep the driver calls the CUDA runtime makes internally
     // (runtime_internal_driver_calls()); by default they are switched off at the source.
     bool nested_driver_calls = false;
+    ApiRecords api_records = ApiRecords::Activity;
+    // CUPTI's buffer attributes (cuptiActivitySetAttribute), 0/false = CUPTI's default: DEVICE_BUFFER_SIZE in bytes,
+    // DEVICE_BUFFER_PRE_ALLOCATE_VALUE, and ZEROED_OUT_ACTIVITY_BUFFER with our pool handing out zeroed buffers
+    // (zeroed again on the writer thread after translation, so CUPTI never zeroes one on the app's thread).
+    size_t device_buffer_bytes = 0;
+    size_t device_buffers_preallocated = 0;
+    bool zeroed_buffers = false;
     // cudaProfilerStart returned (true) / cudaProfilerStop was entered (false): once per range, although the
     // runtime's call and the driver's nested one both call back. The capture window decides what it means.
     void (*profiler_range)(bool start) = nullptr;
@@ -107,6 +121,7 @@ public:
         uint64_t backtraces = 0;
         uint64_t profiler_starts = 0;
         uint64_t profiler_stops = 0;
+        uint64_t api_callbacks = 0;  // API calls recorded from callbacks (ApiRecords::Callback)
     };
     Counters counters() const;
 
@@ -135,6 +150,10 @@ private:
     void profiler_stop();
     void on_api_enter(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb);
     void on_context_created(CUcontext ctx);
+    void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+    bool api_callback_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const;
+    void set_buffer_attributes();
+    static void drain_api_hook(void* ctx, trace::TraceWriter& w, bool final);
 
     std::mutex start_mutex_;
     StartResult start_result_;
@@ -162,15 +181,17 @@ private:
     std::set<std::string> clients_said_;      // other CUPTI clients already reported
 
     std::atomic<uint64_t> buffers_requested_{0}, buffers_completed_{0}, dropped_reported_{0}, backtraces_{0},
-        profiler_starts_{0}, profiler_stops_{0};
+        profiler_starts_{0}, profiler_stops_{0}, api_callbacks_{0};
 };
 
 // The ActivityConsumer the session installs into the pipeline: translate with `translator` on the writer
 // thread, then give the buffer back to the pool. Exposed for tests.
 ActivityConsumer activity_consumer(Translator& translator);
 
-// The activity kinds the session enables, in order (docs/cupti.md). graph_level: GRAPH_TRACE is among them.
-const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level);
+// The activity kinds the session enables, in order (docs/cupti.md). graph_level: GRAPH_TRACE is among them; api:
+// RUNTIME and DRIVER are among them only with ApiRecords::Activity.
+const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level,
+                                                             ApiRecords api = ApiRecords::Activity);
 
 // Driver calls the CUDA runtime makes on its own behalf (lookups around launches, entry points, lazy loading),
 // switched off at the source unless SessionOptions::nested_driver_calls. docs/cupti.md says why each is here.

@@ -49,8 +49,10 @@ public:
 
     const TranslateStats& stats() const { return stats_; }
 
-private:
+    // The name of an API call (cached per callback id): also for calls recorded from callbacks (api_calls.h).
     trace::StringId api_name(trace::TraceWriter& w, CUpti_CallbackDomain domain, uint32_t cbid);
+
+private:
     trace::StringId kernel_name(trace::TraceWriter& w, const char* name);
     trace::Timestamp ts(uint64_t t) const { return t == 0 ? 0 : t + static_cast<uint64_t>(offset_); }
     bool translate_one(trace::TraceWriter& w, const CUpti_Activity* record);

@@ -54,6 +54,26 @@ tr::StringId Recorder::category_string(uint32_t domain, uint32_t category, tr::T
     return id;
 }
 
+tr::StringId Recorder::name_id(const char* name, size_t length, tr::TraceWriter& writer) {
+    if (length == 0 || length > sizeof(NameSlot::text)) return writer.intern(name, length);
+    if (names_writer_ != &writer) {
+        name_slots_.assign(kNameSlots, NameSlot{});
+        names_writer_ = &writer;
+    }
+    uint64_t head = 0;
+    std::memcpy(&head, name, length < 8 ? length : 8);
+    uint64_t h = (head ^ length) * 0x9E3779B97F4A7C15ull;
+    NameSlot& slot = name_slots_[(h >> 56) & (kNameSlots - 1)];
+    if (slot.length == length && std::memcmp(slot.text, name, length) == 0) return slot.id;
+    tr::StringId id = writer.intern(name, length);
+    if (id != 0) {
+        slot.length = static_cast<uint32_t>(length);
+        slot.id = id;
+        std::memcpy(slot.text, name, length);
+    }
+    return id;
+}
+
 void Recorder::write_range(tr::TraceWriter& writer, const tr::Nvtx& range) {
     if (!in_window(range.start)) return;
     writer.add(range);
@@ -84,7 +104,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         r.end_tid = s->tid;
         r.domain = domain_string(h->domain, writer);
         if (attrs && (h->flags & kRegistered)) r.name = registered_string(attrs->registered, writer);
-        else r.name = writer.intern(name, name_len);
+        else r.name = name_id(name, name_len, writer);
         if (attrs) {
             r.color = attrs->color;
             r.category = attrs->category;
@@ -97,22 +117,25 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
 
     switch (h->type) {
     case EventType::Push: {
-        auto& stack = st.stacks[h->domain];
+        auto& stack = st.stack(h->domain);
         tr::Nvtx o = make(tr::NvtxType::PushPop);
         o.depth = static_cast<uint16_t>(stack.size() > 0xFFFF ? 0xFFFF : stack.size());
         stack.push_back(o);
         break;
     }
     case EventType::Pop: {
-        auto it = st.stacks.find(h->domain);
-        if (it == st.stacks.end() || it->second.empty()) {
+        std::vector<tr::Nvtx>* stack = &st.default_stack;
+        if (h->domain != 0) {
+            auto it = st.stacks.find(h->domain);
+            stack = it == st.stacks.end() ? nullptr : &it->second;
+        }
+        if (!stack || stack->empty()) {
             ++overflow_;  // pop without push
             break;
         }
-        tr::Nvtx o = it->second.back();
-        it->second.pop_back();
-        o.end = h->timestamp;
-        write_range(writer, o);
+        stack->back().end = h->timestamp;
+        write_range(writer, stack->back());
+        stack->pop_back();
         break;
     }
     case EventType::Start: {
@@ -172,13 +195,13 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
         if (exited && s->head && !s->head->next.load(std::memory_order_acquire) &&
             s->read == s->head->committed.load(std::memory_order_acquire)) {
             // Pushes of a thread that has ended can never be popped: close them out now.
-            for (auto& [domain, stack] : st.stacks) {
+            st.for_each_stack([&](std::vector<tr::Nvtx>& stack) {
                 for (auto& o : stack) {
                     write_range(writer, o);
                     ++overflow_;
                 }
                 stack.clear();
-            }
+            });
             free_block(s->head);
             s->head = nullptr;
             s->finished = true;
@@ -187,13 +210,13 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
     if (final) {
         // Ranges still open: written with end = 0 ("never ended") and counted.
         for (auto& [stream, st] : states_) {
-            for (auto& [domain, stack] : st.stacks) {
+            st.for_each_stack([&](std::vector<tr::Nvtx>& stack) {
                 for (auto& o : stack) {
                     write_range(writer, o);
                     ++overflow_;
                 }
                 stack.clear();
-            }
+            });
         }
         for (auto& [id, o] : open_starts_) {
             write_range(writer, o);

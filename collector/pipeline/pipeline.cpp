@@ -82,9 +82,9 @@ void Pipeline::set_activity_consumer(const ActivityConsumer& consumer) {
     consumer_ = consumer;
 }
 
-void Pipeline::add_periodic_hook(PeriodicHook hook, void* ctx) {
+void Pipeline::add_periodic_hook(PeriodicHook hook, void* ctx, bool also_on_nudge) {
     std::lock_guard lock(mutex_);
-    hooks_.emplace_back(hook, ctx);
+    hooks_.push_back(Hook{hook, ctx, also_on_nudge});
 }
 
 void Pipeline::enqueue(Message&& m) {
@@ -96,6 +96,11 @@ void Pipeline::enqueue(Message&& m) {
                 if (consumer_.release) consumer_.release(consumer_.ctx, m.buffer);
                 else std::free(m.buffer);
             }
+            return;
+        }
+        if (m.kind != Message::Kind::Activity && m.kind != Message::Kind::Flush &&
+            queue_->size() >= kMaxQueuedMessages) {
+            queue_dropped_.fetch_add(1, std::memory_order_relaxed);
             return;
         }
         queue_->push_back(std::move(m));
@@ -211,6 +216,13 @@ void Pipeline::post(std::function<void(tr::TraceWriter&)> fn) {
     }
 }
 
+void Pipeline::nudge() noexcept {
+    if (nudged_.load(std::memory_order_relaxed)) return;  // one already pending
+    nudged_.store(true, std::memory_order_relaxed);
+    // A nudge lost between the writer's check and its sleep costs nothing but the wait for the period.
+    if (sleeping_.load(std::memory_order_acquire)) wake_.notify_one();
+}
+
 bool Pipeline::flush(std::chrono::milliseconds timeout) {
     try {
         std::unique_lock lock(mutex_);
@@ -231,15 +243,16 @@ void Pipeline::say_write_error() {
               std::strerror(err));
 }
 
-void Pipeline::run_hooks(bool final) {
-    std::vector<std::pair<PeriodicHook, void*>> hooks;
+void Pipeline::run_hooks(bool final, bool nudge_round) {
+    std::vector<Hook> hooks;
     {
         std::lock_guard lock(mutex_);
         hooks = hooks_;
     }
-    for (auto& [hook, ctx] : hooks) {
+    for (const Hook& h : hooks) {
+        if (nudge_round && !h.on_nudge) continue;
         try {
-            hook(ctx, writer_, final);
+            h.fn(h.ctx, writer_, final);
         } catch (...) {
             log::warn("a periodic hook threw; continuing");
         }
@@ -327,16 +340,28 @@ void Pipeline::handle(Message& m) {
     }
 }
 
+void Pipeline::write_queue_drops() {
+    uint64_t dropped = queue_dropped_.load(std::memory_order_relaxed);
+    if (dropped <= queue_dropped_written_) return;
+    tr::Dropped d;
+    d.timestamp = clock::now();
+    d.count = dropped - queue_dropped_written_;
+    d.source = tr::DropSource::CollectorQueue;
+    writer_.add(d);
+    queue_dropped_written_ = dropped;
+}
+
 void Pipeline::drain_queue(std::deque<Message>& batch) {
     for (;;) {
         {
             std::lock_guard lock(mutex_);
-            if (queue_->empty()) return;
+            if (queue_->empty()) break;
             batch.swap(*queue_);
         }
         for (Message& m : batch) handle(m);
         batch.clear();
     }
+    write_queue_drops();
 }
 
 void Pipeline::run() {
@@ -351,13 +376,19 @@ void Pipeline::run() {
         uint64_t ticket = 0;
         {
             std::unique_lock lock(mutex_);
-            wake_.wait_until(lock, next, [&] { return stop_ || flush_requested_ > flush_done_; });
+            sleeping_.store(true, std::memory_order_release);
+            wake_.wait_until(lock, next, [&] {
+                return stop_ || flush_requested_ > flush_done_ || nudged_.load(std::memory_order_relaxed);
+            });
+            sleeping_.store(false, std::memory_order_relaxed);
             stopping = stop_;
             ticket = flush_requested_;
             requested = flush_requested_ > flush_done_;
         }
         try {
-            if (std::chrono::steady_clock::now() >= next || requested || stopping) {
+            bool nudged = nudged_.exchange(false, std::memory_order_relaxed);
+            bool due = std::chrono::steady_clock::now() >= next;
+            if (due || requested || stopping) {
                 // Hooks first (NVTX drain, CUPTI periodic flush: they may post or submit), then the queue.
                 run_hooks(stopping);
                 drain_queue(batch);
@@ -365,6 +396,12 @@ void Pipeline::run() {
                 say_write_error();
                 clock::recalibrate();
                 next = std::chrono::steady_clock::now() + period;
+            } else if (nudged) {
+                // An early round for a fast producer: read the NVTX streams and the queue; the file write and the
+                // CUPTI flush keep their period.
+                nudge_rounds_.fetch_add(1, std::memory_order_relaxed);
+                run_hooks(false, true);
+                drain_queue(batch);
             }
         } catch (...) {
             log::warn("writer thread: unexpected exception; continuing");
@@ -401,6 +438,7 @@ void Pipeline::finish(uint32_t ended_by_signal) {
     }
     if (writer_.is_open()) {
         for (Message& m : rest) handle(m);  // posted after the thread's last drain
+        write_queue_drops();
         writer_.finish(clock::now(), end_signal_);
         say_write_error();
     }

@@ -98,7 +98,8 @@ public:
 
     // ---- wiring (before or after start) ----
     void set_activity_consumer(const ActivityConsumer& consumer);
-    void add_periodic_hook(PeriodicHook hook, void* ctx);
+    // also_on_nudge: the hook also runs in the early rounds nudge() asks for (the NVTX drain), not only every period.
+    void add_periodic_hook(PeriodicHook hook, void* ctx, bool also_on_nudge = false);
 
     // ---- any thread ----
     // CUPTI's buffer-completed callback: the buffer is owned by the pipeline until the consumer releases it.
@@ -116,6 +117,13 @@ public:
     void post_backtrace(const trace::Backtrace& backtrace);
     // Anything else: fn runs on the writer thread with the writer (allocates; not for hot paths).
     void post(std::function<void(trace::TraceWriter&)> fn);
+
+    // Asks the writer thread to run its hooks and drain now rather than at the end of its period, without
+    // waiting: the NVTX streams call it when their blocks pile up, so the writer reads (and frees for reuse) what
+    // a fast producer wrote before the producer needs fresh, never-touched memory (page faults: measured as the
+    // largest app-thread cost of a tight NVTX loop). Cheap when the writer is already awake (one relaxed load);
+    // any thread; never blocks. Not async-signal-safe.
+    void nudge() noexcept;
 
     // Wakes the writer thread and waits until everything posted before this call, plus a run of the hooks,
     // is written to the file. False on timeout or when not running.
@@ -136,6 +144,14 @@ public:
     // Statistics (approximate while running).
     uint64_t activity_buffers() const { return activity_buffers_.load(std::memory_order_relaxed); }
     uint64_t activity_records() const { return activity_records_.load(std::memory_order_relaxed); }
+    // Messages refused because kMaxQueuedMessages were already waiting (written as a Dropped record).
+    uint64_t queue_dropped() const { return queue_dropped_.load(std::memory_order_relaxed); }
+    // The queue's cap: beyond it a post_*() is dropped and counted, so a writer that falls behind cannot grow the
+    // program's memory without bound. Activity buffers are never refused here (the buffer pool caps them).
+    static constexpr size_t kMaxQueuedMessages = 1u << 16;
+    uint64_t nudge_rounds() const { return nudge_rounds_.load(std::memory_order_relaxed); }
+    // Bytes the writer holds for the open chunk (its buffer), for the end-of-run memory line.
+    size_t chunk_bytes() const { return options_.chunk_bytes; }
 
     // The writer thread's kernel tid (0 before start): the collector's own thread, excluded from NVTX.
     uint64_t writer_tid() const { return writer_tid_.load(std::memory_order_relaxed); }
@@ -146,8 +162,9 @@ private:
     void run();
     void drain_queue(std::deque<Message>& batch);
     void handle(Message& m);
-    void run_hooks(bool final);
+    void run_hooks(bool final, bool nudge_round = false);
     void say_write_error();
+    void write_queue_drops();
 
     trace::TraceWriter writer_;
     Options options_;
@@ -162,15 +179,25 @@ private:
     std::deque<Message>* queue_ = nullptr;
     bool stop_ = false;
     uint64_t flush_requested_ = 0;
+    std::atomic<bool> nudged_{false};    // nudge() asked for an early round
+    std::atomic<bool> sleeping_{false};  // the writer is waiting for its period (a nudge must notify)
     uint64_t flush_done_ = 0;
     ActivityConsumer consumer_;
-    std::vector<std::pair<PeriodicHook, void*>> hooks_;
+    struct Hook {
+        PeriodicHook fn;
+        void* ctx;
+        bool on_nudge;
+    };
+    std::vector<Hook> hooks_;
     bool finished_ = false;
     uint32_t end_signal_ = 0;
     bool write_error_said_ = false;  // the first write error is said once on stderr
 
     std::atomic<uint64_t> activity_buffers_{0};
     std::atomic<uint64_t> activity_records_{0};
+    std::atomic<uint64_t> nudge_rounds_{0};
+    std::atomic<uint64_t> queue_dropped_{0};
+    uint64_t queue_dropped_written_ = 0;  // writer thread
 };
 
 }  // namespace gprof::collector

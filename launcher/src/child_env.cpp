@@ -42,6 +42,7 @@ std::vector<EnvChange> collector_environment(const LaunchOptions& o, const std::
     c.push_back({e::kCudaGraphTrace, o.cuda_graph_trace});
     c.push_back({e::kCudaNestedDriverCalls,
                  o.cuda_nested_driver_calls ? std::optional<std::string>("1") : std::nullopt});
+    c.push_back({e::kCudaApi, o.cuda_api});
     c.push_back({e::kDelay, o.delay_sec});
     c.push_back({e::kDuration, o.duration_sec});
     c.push_back({e::kNoChildren, o.no_children ? std::optional<std::string>("1") : std::nullopt});

@@ -255,6 +255,11 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     app.add_flag("--cuda-nested-driver-calls", o.cuda_nested_driver_calls,
                  "Also record the driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, "
                  "...) and show them in the reports");
+    std::string cuda_api;
+    app.add_option("--cuda-api", cuda_api,
+                   "Where CUDA API calls are recorded from: activity (default: CUPTI's API records), callback (CUPTI's "
+                   "callbacks, timed by gprof-run) or off (GPU activity only); see docs/performance.md")
+        ->type_name("activity|callback|off");
     app.add_option("-y,--delay", delay, "Start recording SEC seconds after each process starts")
         ->type_name("SEC");
     app.add_option("-d,--duration", duration, "Stop recording after SEC seconds; the app runs on")
@@ -382,6 +387,11 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         if (graph_trace != "node" && graph_trace != "graph")
             return fail("--cuda-graph-trace: '" + graph_trace + "' is not node or graph");
         o.cuda_graph_trace = graph_trace;
+    }
+    if (app.count("--cuda-api")) {
+        if (cuda_api != "activity" && cuda_api != "callback" && cuda_api != "off")
+            return fail("--cuda-api: '" + cuda_api + "' is not activity, callback or off");
+        o.cuda_api = cuda_api;
     }
     if (app.count("--delay")) {
         if (auto e = check_seconds(delay, true); !e.empty()) return fail("--delay: " + e);

@@ -21,6 +21,7 @@ struct LaunchOptions {
     std::optional<std::string> capture_range_end;  // stop | repeat | repeat:N | none (nsys's *-shutdown forms mapped)
     std::optional<std::string> cuda_graph_trace;   // node | graph
     bool cuda_nested_driver_calls = false;
+    std::optional<std::string> cuda_api;           // activity | callback | off (GPROF_CUDA_API)
     std::optional<std::string> delay_sec;     // validated decimal text, passed through as typed
     std::optional<std::string> duration_sec;
     std::string kernel_filter;                // validated ECMAScript regex

@@ -418,6 +418,41 @@ void mode_tiny(Answer& a, bool run) {
     CK(cudaFree(c));
 }
 
+// Latency-bound: 32 dependent tiny kernels on one stream, then a stream synchronisation, per iteration (small-batch
+// inference, RL): every launch's CPU cost and the GPU's start-up latency are on the critical path (issue 17).
+void mode_latency(Answer& a, bool run) {
+    const long long iters = 3000;
+    const int per = 32;
+    const int warmup = 10;  // iterations before the timed loop
+    kernel(a, "ka_tiny", (iters + warmup) * per, 1, 1, 1, 32, 1, 1);
+    a.api.push_back({"cudaLaunchKernel", (iters + warmup) * per, false});
+    a.api.push_back({"cudaStreamSynchronize", iters + warmup, false});
+    a.memsets.push_back({sizeof(int), 1, 0});
+    a.memcpys.push_back({"DtoH", "Device", "Pageable", sizeof(int), 1, 1});
+    a.iters = iters;
+    if (!run) return;
+    int* c;
+    cudaStream_t s;
+    CK(cudaMalloc(&c, sizeof(int)));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int i = 0; i < warmup; ++i) {
+        for (int k = 0; k < per; ++k) ka_tiny<<<1, 32, 0, s>>>(c);
+        CK(cudaStreamSynchronize(s));
+    }
+    CK(cudaMemset(c, 0, sizeof(int)));
+    auto t0 = Clock::now();
+    for (long long i = 0; i < iters; ++i) {
+        for (int k = 0; k < per; ++k) ka_tiny<<<1, 32, 0, s>>>(c);
+        CK(cudaStreamSynchronize(s));
+    }
+    a.loop_ns = ns_since(t0);
+    int got = 0;
+    CK(cudaMemcpy(&got, c, sizeof(int), cudaMemcpyDeviceToHost));
+    if (got != iters * per) std::fprintf(stderr, "gprof-test-ka: latency: counter %d, expected %lld\n", got, iters * per);
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(c));
+}
+
 // Cheap API calls, no GPU work: what a profiler's per-call cost shows up in.
 void mode_api(Answer& a, bool run) {
     const long long n = 100000;
@@ -725,6 +760,7 @@ const Mode kModes[] = {
     {"memset", mode_memset, "cudaMemset and cudaMemsetAsync"},
     {"streams", mode_streams, "16 concurrent streams"},
     {"tiny", mode_tiny, "100 000 tiny kernels on one stream (timed)"},
+    {"latency", mode_latency, "3000 x (32 dependent tiny kernels + cudaStreamSynchronize) (timed)"},
     {"api", mode_api, "100 000 x (cudaEventRecord + cudaEventQuery) (timed)"},
     {"memcpy-loop", mode_memcpy_loop, "20 000 x 4 KiB H2D + D2H async copies (timed)"},
     {"large", mode_large, "10 kernels of ~50 ms each, also timed with CUDA events"},

@@ -149,6 +149,41 @@ TEST_CASE("200 000 ranges / none lost") {
     CHECK(t.stats.has_end);
 }
 
+TEST_CASE("2 threads x 100 000 pairs in a real program / all recorded, blocks reused, memory said") {
+    // bench/nvtx_real_process's measured program, under the collector: its speed is measured by the bench (figures in
+    // docs/performance.md); here that what it measures is complete and that the collector's memory stayed bounded.
+    TempDir dir;
+    RunResult r = run_program({test_program("test_nvtx_pairs"), "--child", "2", "100000"},
+                              collector_env(dir.path().string()), dir.path().string());
+    CHECK(r.exit_code() == 0);
+    CHECK(r.out.rfind("NVTX_REAL {", 0) == 0);
+    auto traces = traces_in(dir.path().string());
+    REQUIRE(traces.size() == 1);
+    LoadedTrace t = load_trace(traces[0].string());
+    CHECK(t.nvtx_named("step").size() == 200000);
+    CHECK(t.nvtx_named("thread-start").size() == 2);
+    CHECK(t.dropped(tr::DropSource::CollectorQueue) == 0);
+    CHECK(t.dropped(tr::DropSource::NvtxOverflow) == 0);
+    // The end-of-run line: written after the last drain, so nothing is left held but the streams' last blocks.
+    std::string memory;
+    for (const auto& s : t.statuses())
+        if (t.str(s.message).rfind("collector memory: ", 0) == 0) memory = std::string(t.str(s.message));
+    INFO(memory);
+    REQUIRE(!memory.empty());
+    CHECK(memory.find("(cap 512.0 MiB)") != std::string::npos);
+    CHECK(memory.find("no CUPTI buffer") != std::string::npos);
+    CHECK(memory.find("writer thread CPU ") != std::string::npos);
+    CHECK(memory.find("refused") == std::string::npos);
+    // 200 000 pairs of 40 bytes need 31 blocks of 256 KiB; "N blocks new, M reused" adds up to at least that.
+    auto number_before = [&](const std::string& what) {
+        size_t p = memory.find(what);
+        REQUIRE(p != std::string::npos);
+        size_t b = memory.rfind(' ', p - 1);
+        return std::stoul(memory.substr(b + 1, p - b - 1));
+    };
+    CHECK(number_before(" blocks new") + number_before(" reused") >= 31);
+}
+
 TEST_CASE("ranges open at exit are written with end = 0 and counted") {
     TempDir dir;
     RunResult r;

@@ -46,6 +46,10 @@ TEST_CASE("config: defaults") {
     CHECK(c.capture_end == CaptureRangeEnd::Stop);
     CHECK(c.graph_trace == GraphTrace::Node);
     CHECK_FALSE(c.nested_driver_calls);
+    CHECK(c.api_source == ApiSource::Activity);
+    CHECK(c.cupti_device_buffer_mb == 0);
+    CHECK(c.cupti_preallocate == 0);
+    CHECK_FALSE(c.cupti_zeroed_buffers);
     CHECK(c.backtrace_depth == 0);
     CHECK(c.warnings.empty());
     CHECK_FALSE(c.inactive_for(123));
@@ -65,6 +69,10 @@ TEST_CASE("config: every variable") {
                       {"GPROF_CAPTURE_RANGE_END", "repeat:3"},
                       {"GPROF_CUDA_GRAPH_TRACE", "graph"},
                       {"GPROF_CUDA_NESTED_DRIVER_CALLS", "1"},
+                      {"GPROF_CUDA_API", "callback"},
+                      {"GPROF_CUPTI_DEVICE_BUFFER_MB", "32"},
+                      {"GPROF_CUPTI_PREALLOCATE", "6"},
+                      {"GPROF_CUPTI_ZEROED_BUFFERS", "1"},
                       {"GPROF_FLUSH_MS", "5000"},
                       {"GPROF_BUFFER_MB", "4"}});
     CHECK(c.output_dir == "/tmp/run");
@@ -84,6 +92,10 @@ TEST_CASE("config: every variable") {
     CHECK(c.capture_end_count == 3);
     CHECK(c.graph_trace == GraphTrace::Graph);
     CHECK(c.nested_driver_calls);
+    CHECK(c.api_source == ApiSource::Callback);
+    CHECK(c.cupti_device_buffer_mb == 32);
+    CHECK(c.cupti_preallocate == 6);
+    CHECK(c.cupti_zeroed_buffers);
     CHECK(c.flush_ms == 200);  // clamped
     CHECK(c.buffer_mb == 4);
     CHECK(c.warnings.empty());
@@ -98,6 +110,10 @@ TEST_CASE("config: malformed values fall back to defaults with a warning") {
                       {"GPROF_CAPTURE_RANGE_END", "repeat:0"},
                       {"GPROF_CUDA_GRAPH_TRACE", "nodes"},
                       {"GPROF_CUDA_NESTED_DRIVER_CALLS", "yes"},
+                      {"GPROF_CUDA_API", "both"},
+                      {"GPROF_CUPTI_DEVICE_BUFFER_MB", "0"},
+                      {"GPROF_CUPTI_PREALLOCATE", "many"},
+                      {"GPROF_CUPTI_ZEROED_BUFFERS", "yes"},
                       {"GPROF_LOG_LEVEL", "loud"}});
     CHECK(c.trace_cuda);
     CHECK(c.trace_nvtx);
@@ -109,7 +125,11 @@ TEST_CASE("config: malformed values fall back to defaults with a warning") {
     CHECK(c.capture_end == CaptureRangeEnd::Stop);
     CHECK(c.graph_trace == GraphTrace::Node);
     CHECK_FALSE(c.nested_driver_calls);
-    CHECK(c.warnings.size() == 9);
+    CHECK(c.api_source == ApiSource::Activity);
+    CHECK(c.cupti_device_buffer_mb == 0);
+    CHECK(c.cupti_preallocate == 0);
+    CHECK_FALSE(c.cupti_zeroed_buffers);
+    CHECK(c.warnings.size() == 13);
     CHECK(parse({{"GPROF_BACKTRACE", "200"}}).backtrace_depth == 64);
     CHECK(parse({{"GPROF_FLUSH_MS", "1"}}).flush_ms == 10);
     CHECK(parse({{"GPROF_TRACE", "none"}}).trace_cuda == false);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -492,4 +493,112 @@ TEST_CASE("session: after abandon_after_fork nothing reaches the old pipeline", 
     SI(gprof_test_standin_complete_buffer)();  // CUPTI still completes: the buffer goes back to the pool
     auto recs = f.finish();
     CHECK(count(recs, trace::RecordKind::Kernel) == 0);
+}
+
+// ---- issue 17: where API calls come from, and CUPTI's buffer attributes -------------------------------------------
+
+TEST_CASE("session: API calls from callbacks carry our stamps and the activity records' correlation ids",
+          "[cupti][session][api]") {
+    for (bool keep : {false, true}) {
+        INFO("nested_driver_calls = " << keep);
+        SessionOptions o;
+        o.api_records = ApiRecords::Callback;
+        o.nested_driver_calls = keep;
+        Fixture f(nullptr, o);
+        REQUIRE(f.result.ok);
+        // No RUNTIME/DRIVER activity records: the callbacks replace them; every other kind as usual.
+        CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_RUNTIME) == 0);
+        CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_DRIVER) == 0);
+        CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
+        CHECK(SI(gprof_test_standin_callback_enabled)(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == 1);
+        CHECK(SI(gprof_test_standin_callback_enabled)(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == 1);
+        // The runtime's own driver calls are not paid for: their callbacks are off unless asked for.
+        CHECK(SI(gprof_test_standin_callback_enabled)(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName) ==
+              (keep ? 1 : 0));
+        CHECK(SI(gprof_test_standin_callback_enabled)(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                      CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020) == 0);
+        const int n = 10000;  // more than one block of 8192 calls
+        std::vector<uint32_t> corr;
+        for (int i = 0; i < n; ++i) corr.push_back(SI(gprof_test_standin_launch_kernel)("_Z1kv", 3));
+        SI(gprof_test_standin_driver_launch_kernel)("_Z6tritonv", 3);
+        SI(gprof_test_standin_runtime_call)(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);  // filtered
+        REQUIRE(f.session->set_recording(false));
+        SI(gprof_test_standin_launch_kernel)("_Z1kv", 3);  // not recorded: recording is off
+        trace::TraceReader* reader = nullptr;
+        auto recs = f.finish(&reader);
+        std::map<std::string, std::vector<trace::ApiCall>> by_name;
+        for (const auto& r : recs)
+            if (r.kind == trace::RecordKind::ApiCall) by_name[std::string(reader->string(r.api.name))].push_back(r.api);
+        REQUIRE(by_name["cudaLaunchKernel"].size() == n);
+        CHECK(by_name["cuLaunchKernel"].size() == 1);
+        CHECK(by_name.count("cudaGetDevice") == 0);
+        CHECK(by_name["cuKernelGetName"].size() == (keep ? size_t(n) : 0u));
+        CHECK(by_name["cuLibraryLoadData"].size() == (keep ? 1u : 0u));
+        const auto& launches = by_name["cudaLaunchKernel"];
+        std::vector<uint64_t> kernel_corr;
+        for (const auto& r : recs)
+            if (r.kind == trace::RecordKind::Kernel) kernel_corr.push_back(r.kernel.correlation);
+        REQUIRE(kernel_corr.size() == n + 1);
+        for (int i = 0; i < n; ++i) {
+            CHECK(launches[i].correlation == corr[i]);
+            CHECK(kernel_corr[i] == corr[i]);
+            CHECK(launches[i].domain == trace::ApiDomain::Runtime);
+            CHECK(launches[i].result == 0);
+            CHECK(launches[i].start > 0);
+            CHECK(launches[i].end >= launches[i].start);
+            CHECK(launches[i].tid == static_cast<uint64_t>(gettid()));
+        }
+        CHECK(f.session->counters().api_callbacks >= static_cast<uint64_t>(n + 1));
+        delete reader;
+    }
+}
+
+TEST_CASE("session: GPROF_CUDA_API=off records GPU work and no API call", "[cupti][session][api]") {
+    SessionOptions o;
+    o.api_records = ApiRecords::Off;
+    Fixture f(nullptr, o);
+    REQUIRE(f.result.ok);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_RUNTIME) == 0);
+    CHECK(SI(gprof_test_standin_kind_enabled)(CUPTI_ACTIVITY_KIND_DRIVER) == 0);
+    CHECK(SI(gprof_test_standin_callback_enabled)(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == 0);
+    for (int i = 0; i < 100; ++i) SI(gprof_test_standin_launch_kernel)("_Z1kv", 3);
+    auto recs = f.finish();
+    CHECK(count(recs, trace::RecordKind::Kernel) == 100);
+    CHECK(count(recs, trace::RecordKind::ApiCall) == 0);
+}
+
+TEST_CASE("session: zeroed buffers are handed to CUPTI zeroed, so CUPTI never zeroes one itself",
+          "[cupti][session][buffers]") {
+    for (bool zeroed : {false, true}) {
+        INFO("zeroed_buffers = " << zeroed);
+        SessionOptions o;
+        o.zeroed_buffers = zeroed;
+        o.device_buffer_bytes = 16u << 20;
+        o.device_buffers_preallocated = 5;
+        Fixture f(nullptr, o);  // 64 KiB host buffers: many are reused in 20 000 launches
+        REQUIRE(f.result.ok);
+        uint64_t allocated_before = buffer_pool().stats().allocated;
+        CHECK(SI(gprof_test_standin_attribute)(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) == (zeroed ? 1u : 0u));
+        CHECK(SI(gprof_test_standin_attribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE) == (16u << 20));
+        CHECK(SI(gprof_test_standin_attribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE) == 5u);
+        const int n = 20000;
+        for (int i = 0; i < n; ++i) {
+            SI(gprof_test_standin_launch_kernel)("_Z1kv", 3);
+            // Give the writer time to translate and give buffers back, so later requests reuse them.
+            if (i % 2000 == 0) {
+                f.session->flush(false);
+                f.pipeline->flush(std::chrono::seconds(10));
+            }
+        }
+        uint64_t requested = SI(gprof_test_standin_buffers_requested)();
+        CHECK(requested > 10);
+        CHECK(buffer_pool().stats().allocated - allocated_before < requested);  // some buffers were reused
+        CHECK(SI(gprof_test_standin_dirty_buffers_supplied)() == 0);
+        CHECK(SI(gprof_test_standin_buffers_zeroed_by_cupti)() == (zeroed ? 0u : requested));
+        auto recs = f.finish();
+        CHECK(count(recs, trace::RecordKind::Kernel) == n);
+        CHECK(count(recs, trace::RecordKind::ApiCall) == n);
+    }
 }

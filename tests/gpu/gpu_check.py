@@ -30,9 +30,7 @@ EXIT_NO_DEVICE = 77
 PYTORCH_MATCH_MIN = 0.99        # share of launches matched by name between gprof-run and torch.profiler
 PYTORCH_TIME_TOL = 0.05         # total GPU kernel time, relative
 LARGE_EVENT_TOL = 0.03          # ka_large kernel time vs cudaEvent time, relative
-GOAL_TINY = 1.20                # tiny-kernel loop under gprof-run / bare, per iteration
-GOAL_LARGE = 1.01               # few large kernels
-GOAL_PYTORCH = 1.03             # PyTorch step time, and below torch.profiler's
+# overhead goals per workload: OVERHEAD_WORKLOADS below (issue 17's table)
 WALL_SLACK_NS = 50_000_000      # GPU activity span may exceed the app's measured wall time by clock skew only
 
 
@@ -823,7 +821,7 @@ def report_json(pack, run_dir, reports):
     return json.loads(out)
 
 
-KNOWN_MODES = ["kernels", "memcpy", "memset", "streams", "tiny", "api", "memcpy-loop", "large", "graph", "range",
+KNOWN_MODES = ["kernels", "memcpy", "memset", "streams", "tiny", "latency", "api", "memcpy-loop", "large", "graph", "range",
                "threads", "nvtx", "fork", "abort", "memory"]
 REPORT_MODES = {"kernels", "memcpy", "memset", "streams", "large", "graph", "range", "threads", "nvtx", "fork", "abort",
                 "memory"}  # every report checked against the answer (the big timed modes: raw records only)
@@ -909,59 +907,180 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def run_overhead(pack, v, work, rounds, results):
+# ----- overhead: every way of recording side by side (issue 17) -----------------------------------------------------
+# The issue's table: one row per workload, one column per profiler or collector variant, each the median over
+# alternating rounds divided by the bare program's median. The default ("gprof-run") is whichever variant wins on the
+# GPU; until a GPU run decides, it stays CUPTI activity records for API calls (docs/performance.md).
+
+# (name, extra gprof-run arguments, extra environment): the collector's alternatives (docs/environment.md).
+GPROF_VARIANTS = [
+    ("gprof-run", [], {}),
+    ("api=callback", ["--cuda-api=callback"], {}),
+    ("api=off", ["--cuda-api=off"], {}),
+    ("zeroed-buffers", [], {"GPROF_CUPTI_ZEROED_BUFFERS": "1"}),
+    ("device-buffer=32MiBx6", [], {"GPROF_CUPTI_DEVICE_BUFFER_MB": "32", "GPROF_CUPTI_PREALLOCATE": "6"}),
+]
+# workload -> (what it is, goal for the default gprof-run as a ratio to bare; None: no goal)
+OVERHEAD_WORKLOADS = {
+    "tiny": ("100 000 tiny kernels on one stream", 1.20),
+    "latency": ("32 dependent tiny kernels + sync per iteration", 1.30),
+    "api": ("cheap API calls (event record + query)", 2.0),
+    "memcpy-loop": ("20 000 x 4 KiB H2D + D2H async copies", None),
+    "large": ("few large kernels", 1.002),
+    "pytorch": ("PyTorch training step with sync", 1.05),
+}
+NSYS_ARGS = ["profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none", "--force-overwrite=true"]
+
+
+def overhead_variants(nsys, torch_profiler):
+    """The columns of the table, in the order a round starts from: bare first, then ours, then the others."""
+    names = ["bare"] + [name for name, _, _ in GPROF_VARIANTS]
+    if nsys:
+        names.append("nsys")
+    if torch_profiler:
+        names.append("torch.profiler")
+    return names
+
+
+def round_order(variants, rnd):
+    """Round rnd starts at a different variant each time, so none always runs first (warm caches, clocks)."""
+    k = rnd % len(variants)
+    return variants[k:] + variants[:k]
+
+
+def variant_command(pack, nsys, name, run_dir, argv, torch_argv=None):
+    """(command, extra environment) of one variant running argv; torch_argv: the torch.profiler form of argv."""
+    if name == "bare":
+        return argv, {}
+    if name == "nsys":
+        return [nsys] + NSYS_ARGS + ["-o", run_dir] + argv, {}
+    if name == "torch.profiler":
+        return torch_argv, {}
+    for vname, extra, env in GPROF_VARIANTS:
+        if vname == name:
+            cmd = launcher_cmd(pack, run_dir, argv)
+            sep = cmd.index("--")
+            return cmd[:sep] + extra + cmd[sep:], env
+    raise ValueError(f"unknown variant {name}")
+
+
+def overhead_ratios(samples):
+    """{workload: {variant: median / bare median}} from {workload: {variant: [figures]}}; workloads without bare
+    figures are left out, variants without figures are None."""
+    out = {}
+    for wl, by_variant in samples.items():
+        base = median(by_variant.get("bare", []))
+        if not by_variant.get("bare") or not base or base != base:
+            continue
+        out[wl] = {name: (median(xs) / base if xs else None) for name, xs in by_variant.items() if name != "bare"}
+    return out
+
+
+def overhead_table(samples, rounds):
+    """The issue's table in Markdown: a row per workload, a column per variant (ratio to bare), the goal, and which
+    of our variants was fastest."""
+    ratios = overhead_ratios(samples)
+    columns = []
+    for wl in ratios:
+        for name in ratios[wl]:
+            if name not in columns:
+                columns.append(name)
+    ours = [name for name, _, _ in GPROF_VARIANTS]
+    lines = ["| workload | " + " | ".join(columns) + " | goal | fastest of ours |",
+             "|---" * (len(columns) + 3) + "|"]
+    for wl, row in ratios.items():
+        what, goal = OVERHEAD_WORKLOADS.get(wl, (wl, None))
+        cells = [f"{row[c]:.3f}x" if row.get(c) is not None else "-" for c in columns]
+        mine = {c: row[c] for c in ours if row.get(c) is not None}
+        best = min(mine, key=mine.get) if mine else "-"
+        lines.append(f"| {what} | " + " | ".join(cells) + f" | {f'<= {goal:g}x' if goal else '-'} | {best} |")
+    lines.append(f"(median of {rounds} alternating rounds per cell, divided by the bare program's median)")
+    return "\n".join(lines)
+
+
+def overhead_verdicts(samples):
+    """(status, name, figures) per workload: the default gprof-run against its goal, and what every variant gave."""
+    out = []
+    for wl, row in overhead_ratios(samples).items():
+        what, goal = OVERHEAD_WORKLOADS.get(wl, (wl, None))
+        default = row.get("gprof-run")
+        figs = "; ".join(f"{name} {r:.3f}x" for name, r in row.items() if r is not None)
+        if default is None:
+            out.append(("FAIL", f"overhead:{wl}", "no figure for the default gprof-run; " + figs))
+            continue
+        ok = goal is None or default <= goal
+        out.append(("PASS" if ok else "FAIL", f"overhead:{wl}",
+                    (f"goal <= {goal}x; " if goal else "no goal; ") + figs))
+    return out
+
+
+def time_variants(pack, v, work, rounds, workload, variants, argv, figure, torch_argv=None, env=None):
+    """Runs every variant `rounds` times in alternating order; {variant: [figure(stdout)]}, or None after a failure
+    (said as a verdict). The default gprof-run's first run is checked for dropped records."""
+    nsys = find_nsys()
+    samples = {name: [] for name in variants}
+    for rnd in range(rounds):
+        for name in round_order(variants, rnd):
+            run_dir = os.path.join(work, f"ovh-{workload}-{name}-{rnd}".replace("=", "-"))
+            cmd, extra = variant_command(pack, nsys, name, run_dir, argv, torch_argv)
+            run_env = dict(env if env is not None else os.environ)
+            run_env.update(extra)
+            rc, wall, out, err = timed(cmd, env=run_env, timeout=900)
+            if rc == EXIT_NO_DEVICE:
+                v.add("SKIP", f"overhead:{workload}", "no CUDA device")
+                return None
+            fig = figure(out) if rc == 0 else None
+            if fig is None:
+                v.add("FAIL", f"overhead:{workload}", f"{name} exit {rc}: {err.strip()[-300:]}")
+                return None
+            samples[name].append(fig)
+            if name == "gprof-run" and rnd == 0 and workload != "pytorch":
+                records, _ = load_run(pack, run_dir)
+                d = sum(x["count"] for x in records.of("dropped"))
+                if d:
+                    v.add("FAIL", f"overhead:{workload}:dropped", f"gprof-run dropped {d} records")
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return samples
+
+
+def per_iter_figure(out):
+    ans = parse_answer(out)
+    return ans["timing"]["per_iter_ns"] if ans else None
+
+
+def step_figure(out):
+    res = train_result(out)
+    return res["step_median_ns"] if res else None
+
+
+def run_overhead(pack, v, work, rounds, results, steps=300):
     nsys = find_nsys()
     app = pack.app("static")
-    goals = {"tiny": GOAL_TINY, "large": GOAL_LARGE}
-    for mode in ("tiny", "api", "memcpy-loop", "large"):
-        variants = ["bare", "gprof-run"] + (["nsys"] if nsys else [])
-        samples = {name: {"per_iter": [], "wall": []} for name in variants}
-        failed = None
-        for rnd in range(rounds):
-            order = variants[rnd % len(variants):] + variants[:rnd % len(variants)]  # alternate the order
-            for name in order:
-                run_dir = os.path.join(work, f"ovh-{mode}-{name}-{rnd}")
-                if name == "bare":
-                    cmd = [app, mode]
-                elif name == "gprof-run":
-                    cmd = launcher_cmd(pack, run_dir, [app, mode])
-                else:
-                    cmd = [nsys, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
-                           "--force-overwrite=true", "-o", run_dir, app, mode]
-                rc, wall, out, err = timed(cmd, env=app_env(pack))
-                ans = parse_answer(out)
-                if rc == EXIT_NO_DEVICE:
-                    failed = ("SKIP", "no CUDA device")
-                    break
-                if rc != 0 or ans is None:
-                    failed = ("FAIL", f"{name} exit {rc}: {err.strip()[-300:]}")
-                    break
-                samples[name]["per_iter"].append(ans["timing"]["per_iter_ns"])
-                samples[name]["wall"].append(wall)
-                if name == "gprof-run" and rnd == 0:
-                    records, _ = load_run(pack, run_dir)
-                    d = sum(x["count"] for x in records.of("dropped"))
-                    if d:
-                        failed = ("FAIL", f"gprof-run dropped {d} records")
-            if failed:
-                break
-            shutil.rmtree(os.path.join(work, f"ovh-{mode}-gprof-run-{rnd}"), ignore_errors=True)
-        if failed:
-            v.add(failed[0], f"overhead:{mode}", failed[1])
-            continue
-        base = median(samples["bare"]["per_iter"])
-        base_wall = median(samples["bare"]["wall"])
-        figs, data = [], {}
-        for name in variants:
-            pi, wl = median(samples[name]["per_iter"]), median(samples[name]["wall"])
-            data[name] = {"per_iter_ns": samples[name]["per_iter"], "wall_ns": samples[name]["wall"]}
-            figs.append(f"{name} {pi:.0f} ns/iter ({pi / base:.3f}x) wall {wl / 1e6:.0f} ms ({wl / base_wall:.2f}x)")
-        ratio = median(samples["gprof-run"]["per_iter"]) / base
-        goal = goals.get(mode)
-        status = "PASS" if goal is None or ratio <= goal else "FAIL"
-        goal_txt = f"goal <= {goal:.2f}x; " if goal else "no goal; "
-        v.add(status, f"overhead:{mode}", goal_txt + "; ".join(figs) + f"; median of {rounds}", data)
-        results["overhead"][mode] = data
+    samples = {}
+    for wl in ("tiny", "latency", "api", "memcpy-loop", "large"):
+        got = time_variants(pack, v, work, rounds, wl, overhead_variants(nsys, False), [app, wl], per_iter_figure,
+                            env=app_env(pack))
+        if got:
+            samples[wl] = got
+    if have_torch():
+        train = [sys.executable, pack.train, "--steps", str(steps)]
+        got = time_variants(pack, v, work, rounds, "pytorch", overhead_variants(nsys, True), train + ["--mode", "bare"],
+                            step_figure, torch_argv=train + ["--mode", "torchprof"])
+        if got:
+            samples["pytorch"] = got
+            ratios = overhead_ratios({"pytorch": got})["pytorch"]
+            if ratios.get("torch.profiler") is not None:
+                ok = ratios["gprof-run"] < ratios["torch.profiler"]
+                v.add("PASS" if ok else "FAIL", "overhead:pytorch:vs-torch.profiler",
+                      f"gprof-run {ratios['gprof-run']:.3f}x, torch.profiler {ratios['torch.profiler']:.3f}x")
+    else:
+        v.add("SKIP", "overhead:pytorch", "PyTorch with CUDA not importable by " + sys.executable)
+    for status, name, figs in overhead_verdicts(samples):
+        v.add(status, name, figs + f"; median of {rounds}", samples.get(name.split(":")[1]))
+    table = overhead_table(samples, rounds)
+    print("OVERHEAD TABLE" + (" (nsys not found)" if not nsys else f" (nsys: {nsys})"), flush=True)
+    print(table, flush=True)
+    results["overhead"] = {"samples": samples, "ratios": overhead_ratios(samples), "table": table, "nsys": nsys}
 
 
 def have_torch():
@@ -1068,42 +1187,7 @@ def run_pytorch(pack, v, work, rounds, steps, results):
     res = train_result(out)
     v.add("PASS" if rc == 0 else "FAIL", "pytorch:coexist-with-torch.profiler",
           f"exit={rc} torch.profiler kernels={res.get('kernel_launches') if res else None}")
-    # overhead, alternating order
-    nsys = find_nsys()
-    variants = ["bare", "gprof-run", "torch.profiler"] + (["nsys"] if nsys else [])
-    samples = {n: {"step": [], "wall": []} for n in variants}
-    for rnd in range(rounds):
-        order = variants[rnd % len(variants):] + variants[:rnd % len(variants)]
-        for name in order:
-            rd = os.path.join(work, f"torch-ovh-{name}-{rnd}")
-            if name == "bare":
-                cmd = train + ["--mode", "bare"]
-            elif name == "gprof-run":
-                cmd = launcher_cmd(pack, rd, train + ["--mode", "bare"])
-            elif name == "torch.profiler":
-                cmd = train + ["--mode", "torchprof"]
-            else:
-                cmd = [nsys, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
-                       "--force-overwrite=true", "-o", rd] + train + ["--mode", "bare"]
-            rc, wall, out, err = timed(cmd, timeout=900)
-            res = train_result(out)
-            if rc != 0 or res is None:
-                v.add("FAIL", "overhead:pytorch", f"{name} exit {rc}: {err.strip()[-300:]}")
-                return
-            samples[name]["step"].append(res["step_median_ns"])
-            samples[name]["wall"].append(wall)
-            shutil.rmtree(rd, ignore_errors=True)
-    base, base_wall = median(samples["bare"]["step"]), median(samples["bare"]["wall"])
-    figs = []
-    for name in variants:
-        s, w = median(samples[name]["step"]), median(samples[name]["wall"])
-        figs.append(f"{name} {s / 1e3:.1f} us/step ({s / base:.3f}x) wall {w / 1e9:.2f} s ({w / base_wall:.2f}x)")
-    r_ours = median(samples["gprof-run"]["step"]) / base
-    r_torch = median(samples["torch.profiler"]["step"]) / base
-    ok = r_ours <= GOAL_PYTORCH and r_ours < r_torch
-    v.add("PASS" if ok else "FAIL", "overhead:pytorch",
-          f"goal <= {GOAL_PYTORCH:.2f}x and below torch.profiler; " + "; ".join(figs) + f"; median of {rounds}", samples)
-    results["pytorch"]["overhead"] = samples
+    # overhead against bare, nsys and torch.profiler: the overhead group (run_overhead)
 
 
 def framework_result(out):
@@ -1233,7 +1317,7 @@ def run_all(args):
         if "known" in groups:
             run_known(pack, v, work, results)
         if "overhead" in groups:
-            run_overhead(pack, v, work, args.rounds, results)
+            run_overhead(pack, v, work, args.rounds, results, args.steps)
         if "pytorch" in groups:
             run_pytorch(pack, v, work, args.rounds, args.steps, results)
             if have_torch():
@@ -1519,7 +1603,56 @@ def selftest(args):
     expect(tk.get("ampere_sgemm", {}).get("count") == 2 and abs(tk["ampere_sgemm"]["total_ns"] - 3500.0) < 1e-6
            and "Memcpy HtoD (Pageable -> Device)" not in tk, "kernels read from a Kineto Chrome trace")
 
-    # 6. a packed folder, when given
+    # 6. the overhead table and verdicts on synthetic figures (issue 17): ratios to bare, goals, the fastest variant
+    variants = overhead_variants("/opt/x/nsys", True)
+    expect(variants[0] == "bare" and "nsys" in variants and "torch.profiler" in variants
+           and all(name in variants for name, _, _ in GPROF_VARIANTS), "every collector variant is a column")
+    orders = [round_order(variants, r) for r in range(len(variants))]
+    expect(len({o[0] for o in orders}) == len(variants) and all(sorted(o) == sorted(variants) for o in orders),
+           "rounds alternate: each variant leads one round, every round runs all")
+    fake = Pack("/pack")
+    cmd, env = variant_command(fake, "/opt/x/nsys", "api=callback", "/w/d", ["app", "tiny"])
+    expect(cmd[-3:] == ["--", "app", "tiny"] and "--cuda-api=callback" in cmd[:cmd.index("--")] and env == {},
+           "a collector variant is gprof-run with its option before the program")
+    cmd, env = variant_command(fake, "/opt/x/nsys", "zeroed-buffers", "/w/d", ["app", "tiny"])
+    expect(env == {"GPROF_CUPTI_ZEROED_BUFFERS": "1"}, "an environment variant carries its variables")
+    cmd, _ = variant_command(fake, "/opt/x/nsys", "nsys", "/w/d", ["app", "tiny"])
+    expect(cmd[0] == "/opt/x/nsys" and cmd[-2:] == ["app", "tiny"] and "--trace=cuda,nvtx" in cmd, "nsys command")
+    cmd, _ = variant_command(fake, None, "torch.profiler", "/w/d", ["py", "train.py"], ["py", "train.py", "--mode", "torchprof"])
+    expect(cmd[-1] == "torchprof", "torch.profiler runs the script's profiled mode")
+    synth = {
+        "tiny": {"bare": [100, 102, 98], "gprof-run": [166, 170, 160], "api=callback": [118, 119, 121],
+                 "api=off": [110, 111, 109], "zeroed-buffers": [165, 163, 168], "device-buffer=32MiBx6": [150, 151, 149],
+                 "nsys": [127, 126, 128]},
+        "large": {"bare": [1000, 1000, 1000], "gprof-run": [1001, 1002, 1001], "api=callback": [],
+                  "api=off": [1000, 1000, 1001], "zeroed-buffers": [1003, 1003, 1003],
+                  "device-buffer=32MiBx6": [1002, 1002, 1002], "nsys": [1000, 1000, 1000]},
+        "pytorch": {"bare": [2000, 2000, 2000], "gprof-run": [2300, 2340, 2350], "api=callback": [2080, 2090, 2100],
+                    "api=off": [2050, 2050, 2060], "zeroed-buffers": [2300, 2300, 2300],
+                    "device-buffer=32MiBx6": [2290, 2290, 2290], "nsys": [2480, 2480, 2480],
+                    "torch.profiler": [3020, 3020, 3020]},
+        "broken": {"gprof-run": [1]},  # no bare figures: no row
+    }
+    ratios = overhead_ratios(synth)
+    expect(set(ratios) == {"tiny", "large", "pytorch"}, "a workload without bare figures has no row")
+    expect(abs(ratios["tiny"]["gprof-run"] - 1.66) < 1e-9 and abs(ratios["tiny"]["nsys"] - 1.27) < 1e-9
+           and ratios["large"]["api=callback"] is None, "ratios are medians over the bare median; no figure: None")
+    table = overhead_table(synth, 3)
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ") and "---" not in line}
+    expect("| 1.660x |" in rows.get("100 000 tiny kernels on one stream", "") and "api=off |" in rows.get(
+        "100 000 tiny kernels on one stream", "").split("<=")[-1], "table row: the default's ratio and the fastest of ours")
+    expect("| - |" in rows.get("few large kernels", "") and "<= 1.002x" in rows.get("few large kernels", ""),
+           "table row: a missing figure is '-', the goal is shown")
+    expect("1.510x" in rows.get("PyTorch training step with sync", "") and "torch.profiler" in table.splitlines()[0],
+           "torch.profiler is a column of the PyTorch row")
+    verdicts = {name: status for status, name, _ in overhead_verdicts(synth)}
+    expect(verdicts == {"overhead:tiny": "FAIL", "overhead:large": "PASS", "overhead:pytorch": "FAIL"},
+           "verdicts judge the default gprof-run against each workload's goal")
+    expect(per_iter_figure('KNOWN_ANSWER {"mode": "tiny", "timing": {"per_iter_ns": 1234.5}}') == 1234.5
+           and per_iter_figure("garbage") is None and step_figure('TRAIN_RESULT {"step_median_ns": 7}') == 7,
+           "figures are read from the programs' result lines")
+
+    # 7. a packed folder, when given
     if args.pack:
         p = Pack(args.pack)
         for exe in (p.gprof_run, p.gprof_report, p.dump, p.app("static"), p.app("shared"), p.train):

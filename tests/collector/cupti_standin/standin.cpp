@@ -20,6 +20,12 @@
 //     cudaMallocManaged MANAGED), the calling API's correlation id; cudaMallocAsync/cudaFreeAsync carry isAsync
 //     and their pool's configuration (LOCAL, size, utilized size); MEMORY_POOL records when the pool is created
 //     (its first use) and trimmed (cudaMemPoolTrimTo).
+//   - API callbacks (cupti_callbacks.h): cuptiEnableDomain switches every callback id of a domain, a later
+//     cuptiEnableCallback one id; at API_EXIT functionReturnValue points at the call's return value. The callback
+//     data's correlationId is the one the call's activity records carry.
+//   - Buffer attributes (cupti_activity.h): with ZEROED_OUT_ACTIVITY_BUFFER 0 (the default) CUPTI zeroes each buffer
+//     it is given, on the thread that asked for it; with 1 it trusts the client to hand over zeroed buffers. The
+//     device buffer size and pre-allocation count are kept, not modelled (no device memory here).
 //   - One subscriber per process (CUPTI 13.0): a second cuptiSubscribe or cuptiSubscribe_v2 is refused with
 //     CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and cuptiSubscribe_v2 writes the holder's name into the caller's
 //     oldSubscriberName: "CUPTI for <its subscriberName>" (CUPTI's prefix, documented in cupti_callbacks.h); a
@@ -28,6 +34,7 @@
 #include <cupti.h>
 
 #include <pthread.h>
+#include <x86intrin.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,8 +105,7 @@ struct State {
     bool subscribed = false;
     std::string subscriber_name;  // "CUPTI for <name>" of the holder; empty when it gave none
     uint64_t refused_subscriptions = 0;
-    bool runtime_cb_all = false, driver_cb_all = false;
-    bool cb_enabled[4][1024] = {};
+    bool cb_enabled[4][1024] = {};  // cuptiEnableDomain sets a whole domain, cuptiEnableCallback one id
     CUpti_BuffersCallbackRequestFunc requested = nullptr;
     CUpti_BuffersCallbackCompleteFunc completed = nullptr;
     CUpti_TimestampCallbackFunc timestamp = nullptr;
@@ -111,13 +117,41 @@ struct State {
     uint64_t dropped_pending = 0;
     uint64_t dropped_unreported = 0;  // records lost for want of a buffer
     std::atomic<uint32_t> correlation{0};
-    std::set<std::string> loaded_kernels;  // kernels whose module the runtime has loaded (lazy loading)
+    std::set<std::string, std::less<>> loaded_kernels;  // kernels whose module the runtime has loaded (lazy loading)
     // The device's default memory pool (cudaMallocAsync): reserved and handed-out bytes.
     bool pool_created = false;
     uint64_t pool_size = 0, pool_used = 0;
     std::atomic<uint64_t> requested_count{0}, completed_count{0}, refused{0}, flushes[2] = {}, emitted{0};
+    // cuptiActivitySetAttribute: the values set (CUPTI's defaults until then).
+    size_t device_buffer_size = 3u << 20, preallocate = 3;
+    uint8_t zeroed_attr = 0;
+    uint64_t zeroed_by_cupti = 0;   // buffers the stand-in zeroed itself, on the requesting (app) thread
+    uint64_t dirty_supplied = 0;    // buffers given as zeroed (attribute 1) that were not
     std::thread workload;
 };
+
+// Time spent inside the client's callbacks (TSC ticks, calls), per kind: 0 API callbacks, 1 buffer requested,
+// 2 buffer completed. bench/collector_launch reads them: the client's own cost on the calling thread, measured
+// where it is spent rather than as a difference of two loops.
+std::atomic<uint64_t> g_client_ticks[3] = {}, g_client_calls[3] = {};
+template <class Fn>
+void timed_client(int which, Fn&& fn) {
+    uint64_t t0 = __rdtsc();
+    fn();
+    g_client_ticks[which].fetch_add(__rdtsc() - t0, std::memory_order_relaxed);
+    g_client_calls[which].fetch_add(1, std::memory_order_relaxed);
+}
+
+// Process and thread ids without a system call per record (CUPTI keeps them too); both are forgotten in a forked
+// child (st()'s atfork handler runs on the forking thread, the only one the child has).
+std::atomic<pid_t> g_pid{0};
+thread_local pid_t t_tid = 0;
+pid_t cached_pid() {
+    pid_t p = g_pid.load(std::memory_order_relaxed);
+    if (!p) g_pid.store(p = getpid(), std::memory_order_relaxed);
+    return p;
+}
+pid_t cached_tid() { return t_tid ? t_tid : (t_tid = gettid()); }
 
 State& st() {
     static auto* s = new State();
@@ -127,6 +161,8 @@ State& st() {
         // Modelled: a forked child's CUPTI starts with no buffer of its own (the parent's half-filled one stays
         // the parent's). How the real CUPTI behaves here is to be confirmed on a GPU (docs/cupti.md, Fork).
         pthread_atfork(nullptr, nullptr, [] {
+            g_pid.store(0, std::memory_order_relaxed);
+            t_tid = 0;
             new (&s->mutex) std::recursive_mutex();
             s->buffer = nullptr;
             s->size = s->used = 0;
@@ -142,6 +178,7 @@ uint64_t now_ns() {
     clock_gettime(CLOCK_REALTIME, &t);  // CUPTI's default clock on Linux
     return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
+
 
 CUcontext fake_context(uint32_t device) { return reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + device)); }
 
@@ -174,7 +211,7 @@ void complete_locked() {
     s.buffer = nullptr;
     s.size = s.used = 0;
     s.completed_count++;
-    if (s.completed) s.completed(nullptr, 0, b, size, used);
+    if (s.completed) timed_client(2, [&] { s.completed(nullptr, 0, b, size, used); });
 }
 
 // Under the lock. Appends one record, asking the client for buffers as needed.
@@ -187,13 +224,28 @@ void emit_locked(const void* record, CUpti_ActivityKind kind) {
         uint8_t* b = nullptr;
         size_t size = 0, max_records = 0;
         s.requested_count++;
-        s.requested(&b, &size, &max_records);
+        timed_client(1, [&] { s.requested(&b, &size, &max_records); });
         if (!b || size < n) {
             s.refused++;
             s.dropped_unreported++;  // CUPTI >= 27 counts what it could not store
             return;
         }
         if (reinterpret_cast<uintptr_t>(b) % 8 != 0) std::abort();  // CUPTI requires 8-byte alignment
+        if (s.zeroed_attr == 0) {
+            // CUPTI zeroes every buffer it is given before filling it, on the thread that asked for it (header).
+            std::memset(b, 0, size);
+            s.zeroed_by_cupti++;
+        } else {
+            // The client promised zeroed buffers: CUPTI relies on it (records may keep stale bytes otherwise).
+            for (size_t i = 0; i < size; i += 8) {
+                uint64_t w;
+                std::memcpy(&w, b + i, 8);
+                if (w != 0) {
+                    s.dirty_supplied++;
+                    break;
+                }
+            }
+        }
         s.buffer = b;
         s.size = size;
         s.used = 0;
@@ -206,8 +258,6 @@ void emit_locked(const void* record, CUpti_ActivityKind kind) {
 bool callback_enabled(CUpti_CallbackDomain d, uint32_t cbid) {
     State& s = st();
     if (!s.subscribed || !s.callback) return false;
-    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && s.runtime_cb_all) return true;
-    if (d == CUPTI_CB_DOMAIN_DRIVER_API && s.driver_cb_all) return true;
     return d < 4 && cbid < 1024 && s.cb_enabled[d][cbid];
 }
 
@@ -223,20 +273,22 @@ uint32_t api_call(CUpti_CallbackDomain domain, uint32_t cbid, const char* name, 
     cb.contextUid = 1;
     if (callback_enabled(domain, cbid)) {
         cb.callbackSite = CUPTI_API_ENTER;
-        s.callback(s.userdata, domain, cbid, &cb);
+        timed_client(0, [&] { s.callback(s.userdata, domain, cbid, &cb); });
     }
     if (body) body(corr);
+    int32_t result = 0;  // cudaSuccess / CUDA_SUCCESS: the stand-in's calls all succeed
     if (callback_enabled(domain, cbid)) {
         cb.callbackSite = CUPTI_API_EXIT;
-        s.callback(s.userdata, domain, cbid, &cb);
+        cb.functionReturnValue = &result;  // valid at exit only, as in CUPTI
+        timed_client(0, [&] { s.callback(s.userdata, domain, cbid, &cb); });
     }
     CUpti_ActivityAPI a{};
     a.kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     a.cbid = cbid;
     a.start = start;
     a.end = now_ns();
-    a.processId = static_cast<uint32_t>(getpid());
-    a.threadId = static_cast<uint32_t>(gettid());
+    a.processId = static_cast<uint32_t>(cached_pid());
+    a.threadId = static_cast<uint32_t>(cached_tid());
     a.correlationId = corr;
     bool filtered = cbid < 1024 && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s.runtime_filtered[cbid]
                                                                           : s.driver_filtered[cbid]);
@@ -303,7 +355,10 @@ void runtime_launch_prologue(const char* name) {
     bool first;
     {
         std::lock_guard<std::recursive_mutex> lock(s.mutex);
-        first = s.loaded_kernels.insert(name).second;
+        // Looked up without building a string: the stand-in's own cost per launch should stay small next to ours
+        // (bench/collector_launch subtracts it).
+        first = s.loaded_kernels.find(std::string_view(name)) == s.loaded_kernels.end();
+        if (first) s.loaded_kernels.insert(name);
     }
     if (first) {
         api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData, "cuLibraryLoadData", nullptr);
@@ -412,8 +467,9 @@ STANDIN_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_Subscriber
 
 STANDIN_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain) {
     State& s = st();
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) s.runtime_cb_all = enable != 0;
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) s.driver_cb_all = enable != 0;
+    if (domain >= 4) return CUPTI_ERROR_INVALID_PARAMETER;
+    // Every callback id of the domain; a later cuptiEnableCallback(0, ..., cbid) switches one off again.
+    for (bool& b : s.cb_enabled[domain]) b = enable != 0;
     return CUPTI_SUCCESS;
 }
 
@@ -557,7 +613,26 @@ STANDIN_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uin
 
 STANDIN_EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
 
-STANDIN_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) { return CUPTI_SUCCESS; }
+STANDIN_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t* size, void* value) {
+    State& s = st();
+    if (!size || !value) return CUPTI_ERROR_INVALID_PARAMETER;
+    switch (attr) {
+        case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE:
+        case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE: {
+            if (*size != sizeof(size_t)) return CUPTI_ERROR_INVALID_PARAMETER;
+            size_t v;
+            std::memcpy(&v, value, sizeof v);
+            (attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE ? s.device_buffer_size : s.preallocate) = v;
+            return CUPTI_SUCCESS;
+        }
+        case CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER:
+            if (*size != sizeof(uint8_t)) return CUPTI_ERROR_INVALID_PARAMETER;
+            s.zeroed_attr = *static_cast<uint8_t*>(value);
+            return CUPTI_SUCCESS;
+        default:
+            return CUPTI_SUCCESS;  // accepted, not modelled
+    }
+}
 
 STANDIN_EXPORT CUptiResult cuptiGetContextId(CUcontext context, uint32_t* id) {
     *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(context) - 0x1000 + 1);
@@ -800,6 +875,26 @@ STANDIN_EXPORT uint64_t gprof_test_standin_buffers_completed() { return st().com
 STANDIN_EXPORT uint64_t gprof_test_standin_buffers_refused() { return st().refused; }
 STANDIN_EXPORT uint64_t gprof_test_standin_flushes(int forced) { return st().flushes[forced ? 1 : 0]; }
 STANDIN_EXPORT uint64_t gprof_test_standin_records_emitted() { return st().emitted; }
+STANDIN_EXPORT uint64_t gprof_test_standin_client_ticks(int which) {
+    return which >= 0 && which < 3 ? g_client_ticks[which].load() : 0;
+}
+STANDIN_EXPORT uint64_t gprof_test_standin_client_calls(int which) {
+    return which >= 0 && which < 3 ? g_client_calls[which].load() : 0;
+}
+STANDIN_EXPORT uint64_t gprof_test_standin_attribute(uint32_t attr) {
+    State& s = st();
+    switch (attr) {
+        case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE: return s.device_buffer_size;
+        case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE: return s.preallocate;
+        case CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER: return s.zeroed_attr;
+        default: return 0;
+    }
+}
+STANDIN_EXPORT uint64_t gprof_test_standin_buffers_zeroed_by_cupti() { return st().zeroed_by_cupti; }
+STANDIN_EXPORT uint64_t gprof_test_standin_dirty_buffers_supplied() { return st().dirty_supplied; }
+STANDIN_EXPORT int gprof_test_standin_callback_enabled(uint32_t domain, uint32_t cbid) {
+    return domain < 4 && cbid < 1024 && st().cb_enabled[domain][cbid] ? 1 : 0;
+}
 
 STANDIN_EXPORT void gprof_test_standin_reset() {
     State& s = st();
@@ -814,7 +909,6 @@ STANDIN_EXPORT void gprof_test_standin_reset() {
     s.requested = nullptr;
     s.completed = nullptr;
     s.timestamp = nullptr;
-    s.runtime_cb_all = s.driver_cb_all = false;
     std::memset(s.cb_enabled, 0, sizeof s.cb_enabled);
     std::memset(s.kinds, 0, sizeof s.kinds);
     std::memset(s.runtime_filtered, 0, sizeof s.runtime_filtered);
@@ -826,4 +920,8 @@ STANDIN_EXPORT void gprof_test_standin_reset() {
     s.pool_created = false;
     s.pool_size = s.pool_used = 0;
     s.flushes[0] = s.flushes[1] = 0;
+    s.device_buffer_size = 3u << 20;
+    s.preallocate = 3;
+    s.zeroed_attr = 0;
+    s.zeroed_by_cupti = s.dirty_supplied = 0;
 }

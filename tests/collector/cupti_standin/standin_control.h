@@ -76,6 +76,16 @@ uint64_t gprof_test_standin_buffers_completed();
 uint64_t gprof_test_standin_buffers_refused();  // buffer requests answered with no buffer
 uint64_t gprof_test_standin_flushes(int forced);
 uint64_t gprof_test_standin_records_emitted();
+// The value cuptiActivitySetAttribute set (DEVICE_BUFFER_SIZE, DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+// ZEROED_OUT_ACTIVITY_BUFFER), CUPTI's default before.
+uint64_t gprof_test_standin_attribute(uint32_t attr);
+uint64_t gprof_test_standin_buffers_zeroed_by_cupti();   // zeroed by the stand-in on the requesting thread
+uint64_t gprof_test_standin_dirty_buffers_supplied();    // promised zeroed (attribute 1) but were not
+int gprof_test_standin_callback_enabled(uint32_t domain, uint32_t cbid);
+// TSC ticks spent inside the client's callbacks and their number since the process started: which = 0 API
+// callbacks, 1 buffer requested, 2 buffer completed (never reset: read before and after).
+uint64_t gprof_test_standin_client_ticks(int which);
+uint64_t gprof_test_standin_client_calls(int which);
 // Clears recorded state and re-reads GPROF_TEST_STANDIN_SCRIPT (tests in one process).
 void gprof_test_standin_reset();
 }

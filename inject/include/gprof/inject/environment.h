@@ -30,6 +30,17 @@ inline constexpr const char* kCudaGraphTrace = "GPROF_CUDA_GRAPH_TRACE";
 // "1": also record the driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, ...),
 // which are switched off at the source by default.
 inline constexpr const char* kCudaNestedDriverCalls = "GPROF_CUDA_NESTED_DRIVER_CALLS";
+// Where CUDA API calls are recorded from (issue 17, the overhead alternatives): "activity" (default: CUPTI's RUNTIME
+// and DRIVER activity records), "callback" (CUPTI's API callbacks, timed by the collector on the calling thread) or
+// "off" (no API records; GPU work only, for measuring what API tracing costs).
+inline constexpr const char* kCudaApi = "GPROF_CUDA_API";
+// CUPTI's activity buffer attributes (cuptiActivitySetAttribute), unset = CUPTI's default: device buffer size in
+// MiB (DEVICE_BUFFER_SIZE), device buffers pre-allocated per context (DEVICE_BUFFER_PRE_ALLOCATE_VALUE), and "1":
+// the collector hands CUPTI zeroed host buffers (ZEROED_OUT_ACTIVITY_BUFFER), so CUPTI does not zero them on the
+// application's thread.
+inline constexpr const char* kCuptiDeviceBufferMb = "GPROF_CUPTI_DEVICE_BUFFER_MB";
+inline constexpr const char* kCuptiPreallocate = "GPROF_CUPTI_PREALLOCATE";
+inline constexpr const char* kCuptiZeroedBuffers = "GPROF_CUPTI_ZEROED_BUFFERS";
 // Seconds (decimal) after process start before recording begins / after which recording stops.
 inline constexpr const char* kDelay = "GPROF_DELAY_SEC";
 inline constexpr const char* kDuration = "GPROF_DURATION_SEC";
