@@ -42,6 +42,9 @@ const ReportDef kReports[] = {
     {"cuda_gpu_trace", "CUDA GPU Trace", nullptr, cuda_gpu_trace},
     {"cuda_api_trace", "CUDA API Trace", nullptr, cuda_api_trace},
     {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps/Graphs)", cuda_gpu_sum, nullptr},
+    {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", nullptr, cuda_kern_exec_sum},
+    {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", nullptr, nvtx_gpu_proj_sum},
+    {"nvtx_kern_sum", "NVTX Range Kernel Summary", nullptr, nvtx_kern_sum},
     {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit", nullptr, memory_table},
 };
 

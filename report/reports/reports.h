@@ -72,6 +72,10 @@ Table cuda_gpu_sum(const Aggregate& agg);
 // Trace-style reports, built from the full model.
 Table cuda_gpu_trace(const Run& run);
 Table cuda_api_trace(const Run& run);
+// CPU records joined with the GPU work they launched (reports/projection.cpp), as nsys defines them.
+Table cuda_kern_exec_sum(const Run& run);
+Table nvtx_gpu_proj_sum(const Run& run);
+Table nvtx_kern_sum(const Run& run);
 
 // The `memory` report (reports/memory.cpp): per process, device and kind of memory (model/memory.h) the
 // allocations, frees, peak and what was still allocated at the end; the allocations still alive (largest first,
