@@ -138,9 +138,6 @@ template <class Fn> void consume(ThreadStream* s, Fn&& fn) {
         Block* next = b->next.load(std::memory_order_acquire);
         size_t end = b->committed.load(std::memory_order_acquire);
         while (s->read < end) {
-            // The events were written by another core and are read once: without a prefetch the writer stalls on
-            // each new cache line (measured: most of its time per NVTX range). Past `end` it only touches the block.
-            __builtin_prefetch(b->data + s->read + 512);
             auto* h = reinterpret_cast<const EventHeader*>(b->data + s->read);
             size_t size = sizeof(EventHeader) + ((h->flags & kHasAttrs) ? sizeof(EventAttrs) : 0) +
                           ((h->flags & kHasRangeId) ? 8 : 0) + pad8(h->name_len);

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "core/capture_window.h"
 #include "core/clock.h"
@@ -313,6 +315,44 @@ TEST_CASE("pipeline: a buffer with no consumer wired is counted as dropped / not
     for (auto& r : read_all_records(reader))
         if (r.kind == tr::RecordKind::Dropped) dropped += r.dropped.count;
     CHECK(dropped == 1);
+}
+
+TEST_CASE("pipeline: the message queue is capped / what does not fit is counted, never grows the program") {
+    TempDir dir;
+    std::string path = dir.file("cap.gprof");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    // A hook that holds the writer thread until released: the queue fills while nothing drains it.
+    struct Gate {
+        std::atomic<bool> entered{false}, released{false};
+    } gate;
+    const size_t posted = Pipeline::kMaxQueuedMessages + 4464;
+    {
+        Pipeline p;
+        REQUIRE(p.start(fd, test_header(), Pipeline::Options{}));
+        p.add_periodic_hook(
+            [](void* ctx, tr::TraceWriter&, bool) {
+                auto* g = static_cast<Gate*>(ctx);
+                g->entered = true;
+                while (!g->released) std::this_thread::yield();
+            },
+            &gate, /*also_on_nudge=*/true);
+        p.nudge();
+        while (!gate.entered) std::this_thread::yield();
+        for (size_t i = 0; i < posted; ++i) p.post_status(tr::Component::Collector, tr::StatusLevel::Info, 0, "x");
+        CHECK(p.queue_dropped() == posted - Pipeline::kMaxQueuedMessages);
+        gate.released = true;
+        p.finish();
+    }
+    gprof::trace::TraceReader reader(path);
+    uint64_t dropped = 0, statuses = 0;
+    for (auto& r : read_all_records(reader)) {
+        if (r.kind == tr::RecordKind::Dropped && r.dropped.source == tr::DropSource::CollectorQueue)
+            dropped += r.dropped.count;
+        if (r.kind == tr::RecordKind::Status && reader.string(r.status.message) == "x") ++statuses;
+    }
+    CHECK(statuses == Pipeline::kMaxQueuedMessages);
+    CHECK(dropped == posted - Pipeline::kMaxQueuedMessages);
 }
 
 // ---- the capture window, without CUPTI: its Capture records ----
