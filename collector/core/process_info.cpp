@@ -1,5 +1,6 @@
 #include "core/process_info.h"
 
+#include "gprof/inject/environment.h"
 #include "gprof/trace/writer.h"
 
 #include <dirent.h>
@@ -44,6 +45,14 @@ std::string read_link(const char* path) {
     return std::string(buf, static_cast<size_t>(n));
 }
 
+// The first line of a small system file, without its newline ("" when unreadable).
+std::string first_line(const char* path) {
+    std::string s = read_small_file(path, 256);
+    size_t nl = s.find('\n');
+    if (nl != std::string::npos) s.resize(nl);
+    return s;
+}
+
 }  // namespace
 
 void ProcessIdentity::gather() {
@@ -51,6 +60,19 @@ void ProcessIdentity::gather() {
     ppid = ::getppid();
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) hostname = host;
+    // The boot id changes at every boot, so (host, boot id, pid) names one process even across reboots and
+    // clusters whose host names repeat; containers without /proc/sys fall back to the machine id.
+    boot_id = first_line("/proc/sys/kernel/random/boot_id");
+    if (boot_id.empty()) {
+        std::string machine = first_line("/etc/machine-id");
+        if (!machine.empty()) boot_id = "machine:" + machine;
+    }
+    if (const char* test = std::getenv(env::kTestHost); test && *test) {  // tests only (environment.h)
+        std::string_view v = test;
+        size_t slash = v.find('/');
+        hostname = std::string(v.substr(0, slash));
+        boot_id = slash == std::string_view::npos ? "test:" + hostname : std::string(v.substr(slash + 1));
+    }
     executable = read_link("/proc/self/exe");
     // argv from /proc/self/cmdline (NUL-separated). Never the environment: it carries secrets.
     std::string cmdline = read_small_file("/proc/self/cmdline");
@@ -89,6 +111,11 @@ ProcessRole ProcessRole::from_environment() {
     take(kRank, std::size(kRank), role.rank);
     take(kLocal, std::size(kLocal), role.local_rank);
     take(kSize, std::size(kSize), role.world_size);
+    // The job id names the job, not a place in it: kept beside the rank, only where a rank was found.
+    if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job && role.known()) {
+        role.job.assign(job, ::strnlen(job, 64));
+        role.variables += " SLURM_JOB_ID=" + role.job;
+    }
     return role;
 }
 

@@ -20,6 +20,7 @@ struct ProcessIdentity {
     int64_t pid = 0;
     int64_t ppid = 0;
     std::string hostname;
+    std::string boot_id;     // /proc/sys/kernel/random/boot_id, else "machine:" + /etc/machine-id (trace::HeaderInfo)
     std::string executable;  // /proc/self/exe
     std::vector<std::string> args;  // /proc/self/cmdline
     std::vector<const char*> argv;
@@ -35,6 +36,7 @@ struct ProcessRole {
     int64_t local_rank = -1;
     int64_t world_size = -1;
     std::string variables;  // "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2", as found
+    std::string job;        // SLURM_JOB_ID ("" when unset)
 
     bool known() const { return !variables.empty(); }
     static ProcessRole from_environment();

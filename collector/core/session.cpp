@@ -162,6 +162,7 @@ void ensure_started_locked() {
         h.pid = s.identity.pid;
         h.ppid = s.identity.ppid;
         h.hostname = s.identity.hostname.c_str();
+        h.boot_id = s.identity.boot_id.c_str();
         h.executable = s.identity.executable.c_str();
         h.argv = s.identity.argv.data();
         h.argc = static_cast<uint32_t>(s.identity.argv.size());
@@ -203,6 +204,7 @@ void ensure_started_locked() {
                 r.local_rank = role.local_rank;
                 r.world_size = role.world_size;
                 r.variables = w.intern(role.variables.data(), role.variables.size());
+                if (!role.job.empty()) r.job = w.intern(role.job.data(), role.job.size());
                 w.add(r);
             });
         }

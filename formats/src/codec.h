@@ -269,7 +269,7 @@ inline bool load_preamble(const uint8_t* in, size_t size, Preamble& p) noexcept 
 
 // The Header record decoded without allocating: texts are views of the record body (writer-side checks).
 struct HeaderView {
-    std::string_view producer, hostname, executable, run_id;
+    std::string_view producer, hostname, executable, run_id, boot_id;
     int64_t pid = 0, ppid = 0;
     uint64_t argc = 0;
     ClockReference clock;

@@ -2,10 +2,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "analyze/ranks.h"
 #include "cli/subcommands.h"
 #include "output/table.h"
 
@@ -21,6 +23,7 @@ struct AnalyzeArgs {
     double batch_size = 0;
     size_t gaps = 5;
     bool nested_driver_calls = false;
+    std::vector<std::string> clock_offsets;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
@@ -37,6 +40,7 @@ int run_analyze(const AnalyzeArgs& args) {
     try {
         LoadOptions lo;
         lo.filter.nested_driver_calls = args.nested_driver_calls;
+        for (const auto& c : args.clock_offsets) parse_clock_offset(c, lo.filter);
         run = load_run(inputs, lo);
     } catch (const std::exception& e) {
         std::cerr << "gprof-report analyze: " << e.what() << "\n";
@@ -68,10 +72,24 @@ int run_analyze(const AnalyzeArgs& args) {
         }
     }
     std::ostream& out = args.output.empty() ? std::cout : file;
+    // A distributed job: the ranks side by side, with the straggler named (analyze/ranks.h).
+    std::optional<RankView> ranks;
+    if (auto figures = rank_figures(run, args.step_range); figures.size() >= 2) ranks = compare_ranks(std::move(figures));
     switch (format) {
-        case OutputFormat::Json: out << analysis_to_json(a).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; break;
-        case OutputFormat::Markdown: render_analysis_markdown(a, out); break;
-        default: render_analysis_table(a, out); break;
+        case OutputFormat::Json: {
+            nlohmann::json j = analysis_to_json(a);
+            if (ranks) j["ranks"] = rank_view_to_json(*ranks);
+            out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+            break;
+        }
+        case OutputFormat::Markdown:
+            render_analysis_markdown(a, out);
+            if (ranks) out << "\n", render_rank_view(*ranks, format, out);
+            break;
+        default:
+            render_analysis_table(a, out);
+            if (ranks) out << "\n", render_rank_view(*ranks, format, out);
+            break;
     }
     return 0;
 }
@@ -90,6 +108,7 @@ void register_analyze_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--batch-size", args->batch_size, "Items per step: report throughput (IPS)");
     cmd->add_option("--gaps", args->gaps, "How many of the largest GPU idle gaps to list")->capture_default_str();
     cmd->add_flag(kNestedDriverCallsFlag, args->nested_driver_calls, kNestedDriverCallsHelp);
+    cmd->add_option(kClockOffsetFlag, args->clock_offsets, kClockOffsetHelp);
     cmd->callback([args, exit_code] { *exit_code = run_analyze(*args); });
 }
 

@@ -33,8 +33,10 @@ struct FilterArgs {
     std::string time_range;
     std::string kernel_filter;
     bool nested_driver_calls = false;
+    std::vector<std::string> clock_offsets;
 
     void add_to(CLI::App* app) {
+        app->add_option(kClockOffsetFlag, clock_offsets, kClockOffsetHelp);
         app->add_flag(kNestedDriverCallsFlag, nested_driver_calls, kNestedDriverCallsHelp);
         // One value per occurrence (repeatable, or a comma list): `--process 417 RUN` must leave RUN alone.
         app->add_option("--process", pids, "Only these processes (PID; repeatable or a comma list)")
@@ -54,6 +56,7 @@ struct FilterArgs {
         f.pids = pids;
         f.devices = devices;
         f.nested_driver_calls = nested_driver_calls;
+        for (const auto& c : clock_offsets) parse_clock_offset(c, f);
         if (!time_range.empty()) parse_time_range(time_range, f);
         if (!kernel_filter.empty()) {
             try {
@@ -134,6 +137,7 @@ int main(int argc, char** argv) {
 
     register_diff_command(app, &exit_code);
     register_analyze_command(app, &exit_code);
+    register_ranks_command(app, &exit_code);
     app.require_subcommand(0, 1);
 
     // Long runs show progress, on a terminal only: never in redirected output or CI logs.
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         for (auto* sub : app.get_subcommands())
-            if (sub->get_name() == "diff" || sub->get_name() == "analyze") return exit_code;
+            if (sub->get_name() == "diff" || sub->get_name() == "analyze" || sub->get_name() == "ranks") return exit_code;
 
         // Split positionals: report names first; everything else is an input. A path that exists wins over a
         // report name, so a run directory called "summary" still works.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -361,6 +362,7 @@ public:
             case RecordKind::Device: {
                 DeviceInfo d;
                 d.pid = p.header.pid;
+                d.host = host_key(p.header);
                 d.device = r.device;
                 d.name = std::string(ctx_.reader->string(r.device.name));
                 d.uuid = r.device.uuid ? std::string(ctx_.reader->string(r.device.uuid)) : std::string();
@@ -384,7 +386,10 @@ public:
                 p.complete = true;
                 p.ended_by_signal = r.end.signal;
                 break;
-            case RecordKind::Role: p.role = std::string(ctx_.reader->string(r.role.variables)); break;
+            case RecordKind::Role:
+                p.role = std::string(ctx_.reader->string(r.role.variables));
+                p.rank = r.role.rank;
+                break;
             case RecordKind::Exec: {
                 std::string path(ctx_.reader->string(r.exec.path));
                 if (r.exec.image != ExecImage::Traced) p.untraced_programs.emplace_back(path, untraced_reason(r.exec.image));
@@ -727,7 +732,9 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
         any = true;
     }
     std::stable_sort(out.processes.begin(), out.processes.end(),
-                     [](const ProcessInfo& a, const ProcessInfo& b) { return a.header.pid < b.header.pid; });
+                     [](const ProcessInfo& a, const ProcessInfo& b) {
+                         return process_key(a.header) < process_key(b.header);
+                     });
     for (size_t i = 0; i < out.keys.size(); ++i) {
         auto& v = agg.values_[i];
         out.keys[i].time_stats = v.durations.stats();
@@ -739,12 +746,14 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
 }
 
 std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes) {
-    std::unordered_set<int64_t> traced;
-    for (const auto& p : processes) traced.insert(p.header.pid);
+    std::set<ProcessKey> traced;  // a parent is the process of that pid on the same host
+    for (const auto& p : processes) traced.insert(process_key(p.header));
     std::vector<bool> helper(processes.size(), false);
     for (size_t i = 0; i < processes.size(); ++i) {
         const ProcessInfo& p = processes[i];
-        bool started_by_traced = p.header.ppid != p.header.pid && traced.count(p.header.ppid);
+        ProcessKey parent = process_key(p.header);
+        parent.pid = p.header.ppid;
+        bool started_by_traced = p.header.ppid != p.header.pid && traced.count(parent);
         bool news = !p.complete || p.ended_by_signal || p.dropped || p.read_stats.corrupt_bytes || p.read_stats.truncated_bytes ||
                     std::any_of(p.status_lines.begin(), p.status_lines.end(), [](const std::string& s) {
                         return s.find(" info: ") == std::string::npos;

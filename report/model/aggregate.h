@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/identity.h"
 #include "model/memory.h"
 #include "model/model.h"
 
@@ -41,6 +42,7 @@ struct KeyData {
 
 struct DeviceInfo {
     int64_t pid = 0;
+    HostKey host;  // the host of that process (pids and device ids repeat across hosts)
     trace::Device device;
     std::string name;
     std::string uuid;
@@ -66,6 +68,7 @@ struct ProcessInfo {
     // Every program this process ran or started that could not be traced: {path, why} (for the helpers line).
     std::vector<std::pair<std::string, std::string>> untraced_programs;
     std::string role;                   // Role.variables: "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2" ("" when not in a job)
+    int64_t rank = -1;                  // Role.rank; -1 when not known
     uint64_t api_calls = 0;             // CUDA API calls recorded
     uint64_t nvtx_events = 0;           // NVTX ranges and marks recorded
     std::map<uint32_t, DeviceWork> gpu_work;  // device id -> its GPU work

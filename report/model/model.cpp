@@ -2,6 +2,8 @@
 #include "model/names.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -9,6 +11,7 @@
 
 #include "gprof/trace/names.h"
 #include "gprof/trace/runtime_driver_calls.h"
+#include "model/identity.h"
 
 namespace gprof::report {
 
@@ -113,6 +116,23 @@ void parse_time_range(std::string_view text, Filter& filter) {
     if (!b.empty()) filter.time_end = parse_time_value(b, text);
     if (filter.time_begin && filter.time_end && *filter.time_end <= *filter.time_begin)
         throw std::invalid_argument("--time-range '" + std::string(text) + "': the end must be after the start");
+}
+
+void parse_clock_offset(std::string_view text, Filter& filter) {
+    const std::string whole(text);
+    auto eq = text.rfind('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+        throw std::invalid_argument("--clock-offset '" + whole + "': expected HOST=NS, e.g. node07=-1.5ms");
+    std::string value(text.substr(eq + 1));
+    char* endp = nullptr;
+    errno = 0;
+    double v = std::strtod(value.c_str(), &endp);
+    std::string unit = endp ? std::string(endp) : std::string();
+    double scale = unit.empty() || unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
+    if (endp == value.c_str() || scale == 0 || errno != 0 || !(std::abs(v * scale) < 1e18))
+        throw std::invalid_argument("--clock-offset '" + whole +
+                                    "': the offset must be a signed number with an optional unit (ns, us, ms, s)");
+    filter.clock_offsets[std::string(text.substr(0, eq))] = static_cast<int64_t>(std::llround(v * scale));
 }
 
 bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
@@ -258,6 +278,17 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
         if (ec || !fs::exists(st)) throw std::runtime_error("'" + in.string() + "' does not exist");
         if (fs::is_directory(st)) {
             auto found = find_traces(in);
+            if (found.empty()) {
+                // The parent of one run directory per rank: its subdirectories, in name order.
+                std::vector<fs::path> subdirs;
+                for (fs::directory_iterator it(in, ec), end; !ec && it != end; it.increment(ec))
+                    if (it->is_directory(ec)) subdirs.push_back(it->path());
+                std::sort(subdirs.begin(), subdirs.end());
+                for (const auto& sub : subdirs) {
+                    auto more = find_traces(sub);
+                    found.insert(found.end(), more.begin(), more.end());
+                }
+            }
             if (found.empty())
                 throw std::runtime_error("'" + in.string() + "' holds no *.gprof traces (is it a gprof-run run directory?)");
             out.insert(out.end(), found.begin(), found.end());
@@ -292,17 +323,23 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
             if (cb.unreadable) cb.unreadable(path, e.what());
         }
     }
+    // Each trace's offset to the common realtime axis: its own realtime anchor (every process of one host reads the
+    // same CLOCK_REALTIME), plus the user's correction for its host.
+    auto offset_of = [&filter](const TraceHeader& h) {
+        auto it = filter.clock_offsets.find(h.hostname);
+        return clock_offset(h) + (it == filter.clock_offsets.end() ? 0 : it->second);
+    };
     int64_t base = 0;
     bool have_base = false;
     for (const auto& r : readers) {
-        int64_t start = r->header().clock.realtime_ns;
+        int64_t start = r->header().clock.realtime_ns + (offset_of(r->header()) - clock_offset(r->header()));
         if (!have_base || start < base) base = start;
         have_base = true;
     }
     for (auto& r : readers) {
         StreamContext ctx;
         ctx.reader = r.get();
-        ctx.clock_offset_ns = clock_offset(r->header());
+        ctx.clock_offset_ns = offset_of(r->header());
         ctx.run_base_realtime_ns = base;
         if (cb.begin) cb.begin(ctx);
         std::unique_ptr<RecordFilter> rf;
@@ -418,7 +455,9 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     };
     stream_run(run.traces, options.filter, cb);
     std::stable_sort(run.processes.begin(), run.processes.end(),
-                     [](const ProcessTrace& a, const ProcessTrace& b) { return a.header.pid < b.header.pid; });
+                     [](const ProcessTrace& a, const ProcessTrace& b) {
+                         return process_key(a.header) < process_key(b.header);
+                     });
     return run;
 }
 

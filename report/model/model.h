@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -42,6 +43,9 @@ struct Filter {
     std::optional<uint64_t> time_begin, time_end;
     std::string kernel_regex;
     bool nested_driver_calls = false;
+    // Not a selection: --clock-offset HOST=NS, ns added to every timestamp of the traces recorded on HOST (its
+    // header's host name) to correct a host whose clock is off (docs/distributed.md). Applied before time ranges.
+    std::map<std::string, int64_t> clock_offsets;
 
     bool empty() const {
         return pids.empty() && devices.empty() && !time_begin && !time_end && kernel_regex.empty();
@@ -59,6 +63,14 @@ inline constexpr const char* kNestedDriverCallsHelp =
 // (ns, us, ms, s; a bare number is ns, like the JSON output), on the run axis. Throws std::invalid_argument with
 // a message for the user.
 void parse_time_range(std::string_view text, Filter& filter);
+
+// Parses "HOST=NS" (NS signed, with an optional unit ns/us/ms/s) into filter.clock_offsets. Throws
+// std::invalid_argument with a message for the user.
+void parse_clock_offset(std::string_view text, Filter& filter);
+inline constexpr const char* kClockOffsetFlag = "--clock-offset";
+inline constexpr const char* kClockOffsetHelp =
+    "HOST=NS: add NS (signed; units ns/us/ms/s) to the clock of the traces recorded on HOST, to correct a host whose "
+    "clock is off (repeatable; hosts are assumed in sync by NTP/PTP otherwise: docs/distributed.md)";
 
 // ----- one process -----------------------------------------------------------------------------------------
 
@@ -154,7 +166,7 @@ private:
 // ----- a run -----------------------------------------------------------------------------------------------
 
 struct Run {
-    std::vector<ProcessTrace> processes;     // sorted by pid
+    std::vector<ProcessTrace> processes;     // sorted by (host, boot id, pid): model/identity.h
     std::vector<std::filesystem::path> traces;  // every trace file found, readable or not
     std::vector<std::string> warnings;       // files that could not be read at all, one line each
     int64_t base_realtime_ns = 0;            // run axis zero: earliest session start (header clock)
@@ -166,8 +178,9 @@ struct Run {
 // The *.gprof files of a run directory, sorted by name. Empty when there are none.
 std::vector<std::filesystem::path> find_traces(const std::filesystem::path& dir);
 
-// Expands inputs (run directories and/or trace files) to trace paths. Throws std::runtime_error for a path
-// that does not exist or a directory without traces.
+// Expands inputs (run directories and/or trace files) to trace paths. A directory without traces of its own
+// whose subdirectories hold traces (the parent of one run directory per rank) stands for those subdirectories.
+// Throws std::runtime_error for a path that does not exist or a directory without traces.
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& inputs);
 
 struct LoadOptions {

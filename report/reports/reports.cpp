@@ -515,6 +515,7 @@ std::string helpers_line(const std::map<std::string, size_t>& folded) {
 // What a process is in a multi-process run: its parent (when traced), its rank, its GPU work per device.
 //   "    parent 4120; RANK=1 LOCAL_RANK=1 WORLD_SIZE=2; GPU 0: 1,204 ops, 85.1 ms"
 void print_process_role(const ProcessInfo& p, bool parent_traced, std::ostream& out) {
+    // The rank is in the line's label already ("rank 3 @ node07 (pid 7)"); the variables still say which launcher.
     std::vector<std::string> parts;
     if (parent_traced) parts.push_back("parent " + std::to_string(p.header.ppid));
     if (!p.role.empty()) parts.push_back(p.role);
@@ -550,19 +551,25 @@ namespace {
 void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
                         size_t name_width) {
     // Header: what was recorded, and why anything is missing.
-    std::set<std::pair<int64_t, uint32_t>> seen_dev;
+    std::set<std::tuple<HostKey, int64_t, uint32_t>> seen_dev;
     std::vector<const DeviceInfo*> devs;
     for (const auto& d : agg.devices)
-        if (seen_dev.insert({d.pid, d.device.id}).second) devs.push_back(&d);
+        if (seen_dev.insert({d.host, d.pid, d.device.id}).second) devs.push_back(&d);
+    std::set<HostKey> hosts;
+    for (const auto& p : agg.processes) hosts.insert(host_key(p.header));
+    const bool several_hosts = hosts.size() > 1;
+    // A device is one per host: GPU 0 of node07 and GPU 0 of node08 are two devices.
     std::set<std::string> dev_names;
-    for (auto* d : devs) dev_names.insert(std::to_string(d->device.id) + ": " + d->name);
+    for (auto* d : devs)
+        dev_names.insert((several_hosts ? d->host.host + "/" + d->host.boot_id + ": " : std::string()) +
+                         std::to_string(d->device.id) + ": " + d->name);
     out << "gprof-run profile: " << plural(agg.processes.size(), "process") << ", "
         << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
     size_t status_printed = 0;
     std::vector<bool> helper = helper_processes(agg.processes);
-    std::set<int64_t> traced_pids;
-    for (const auto& p : agg.processes) traced_pids.insert(p.header.pid);
+    std::set<ProcessKey> traced;
+    for (const auto& p : agg.processes) traced.insert(process_key(p.header));
     std::map<std::string, size_t> folded;  // helper name -> processes folded into the helpers line
     std::map<std::pair<std::string, std::string>, size_t> folded_untraced;  // {program, why} -> times, in helpers
     for (size_t i = 0; i < agg.processes.size(); ++i) {
@@ -576,7 +583,9 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
         // resolved path is in the JSON header, and would put one machine's directories into every summary.
         std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
         for (size_t a = 1; a < p.header.argv.size(); ++a) cmd += " " + p.header.argv[a];
-        out << "  process " << p.header.pid << ": " << printable_line(cmd) << " (" << trace_label(p.path) << ", "
+        const std::string label = process_label(p.header, p.rank, several_hosts);
+        out << "  " << (label.empty() ? "process " + std::to_string(p.header.pid) : printable_line(label)) << ": "
+            << printable_line(cmd) << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
             << (p.dropped ? ", " + std::to_string(p.dropped) + " dropped" : std::string())
             << (!p.complete ? ", trace incomplete: the process did not finish normally"
@@ -584,7 +593,9 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
                 : !p.ended_by_exec.empty() ? ", " + p.ended_by_exec
                                            : std::string())
             << ")\n";
-        if (agg.processes.size() > 1) print_process_role(p, traced_pids.count(p.header.ppid) > 0, out);
+        ProcessKey parent = process_key(p.header);
+        parent.pid = p.header.ppid;
+        if (agg.processes.size() > 1) print_process_role(p, traced.count(parent) > 0, out);
         for (const auto& child : p.untraced_children) out << "    started " << child << '\n';
         for (const auto& s : p.status_lines) {
             if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
@@ -692,6 +703,9 @@ json summary_header_json(const Aggregate& agg) {
                          {"executable", p.header.executable},
                          {"argv", p.header.argv},
                          {"hostname", p.header.hostname},
+                         {"boot_id", p.header.boot_id},
+                         {"rank", p.rank},
+                         {"label", process_label(p.header, p.rank, true)},
                          {"trace", trace_label(p.path)},
                          {"first_ns", p.first_ns},
                          {"last_ns", p.last_ns},

@@ -175,7 +175,7 @@ constexpr int64_t kFallbackTidBase = 0xC0000000LL;
 
 int64_t group_pid(const Group& g) {
     switch (g.kind) {
-        case GroupKind::Process: return g.pid;
+        case GroupKind::Process: return g.track_pid;
         case GroupKind::GpuDevice: return kGpuPidBase + static_cast<int64_t>(g.process) * 10000 + g.device;
         case GroupKind::Analysis: return kGpuPidBase - 1;
     }

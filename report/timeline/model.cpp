@@ -9,6 +9,7 @@
 
 #include "analyze/analysis.h"
 #include "gprof/trace/names.h"
+#include "model/identity.h"
 #include "model/memory.h"
 #include "model/names.h"
 
@@ -122,7 +123,15 @@ private:
 
 class Builder {
 public:
-    Builder(const Run& run, TimelineModel& m) : run_(run), m_(m), names_(m.names) {}
+    Builder(const Run& run, TimelineModel& m) : run_(run), m_(m), names_(m.names) {
+        std::map<HostKey, int64_t> index;
+        for (const auto& p : run.processes) index.emplace(host_key(p.header), 0);
+        int64_t i = 0;
+        for (auto& [host, n] : index) n = i++;
+        several_hosts_ = index.size() > 1;
+        for (const auto& p : run.processes)
+            host_index_.push_back(index[host_key(p.header)]);
+    }
 
     void process(uint32_t index) {
         const ProcessTrace& p = run_.processes[index];
@@ -134,7 +143,9 @@ public:
         const std::string& exe = p.header.executable;
         auto slash = exe.find_last_of('/');
         g.process_name = slash == std::string::npos ? exe : exe.substr(slash + 1);
-        g.name = g.process_name + " (pid " + std::to_string(g.pid) + ")";
+        g.label = process_label(p.header, process_rank(p), several_hosts_);
+        g.track_pid = several_hosts_ ? kHostPidBase + host_index_[index] * kHostPidStride + g.pid : g.pid;
+        g.name = g.label.empty() ? g.process_name + " (pid " + std::to_string(g.pid) + ")" : g.label;
         process_group_ = add_group(std::move(g));
         thread_tracks_.clear();
         last_tid_tracks_.clear();
@@ -467,7 +478,9 @@ private:
             g.sm_count = d ? d->sm_count : 0;
             std::string dev_name = d ? std::string(p.str(d->name)) : std::string();
             g.name = "GPU " + std::to_string(id) + (dev_name.empty() ? "" : ": " + dev_name);
-            if (run_.processes.size() > 1) g.name += " (pid " + std::to_string(p.pid()) + ")";
+            const std::string& label = m_.groups[process_group_].label;
+            if (!label.empty()) g.name += ", " + label;
+            else if (run_.processes.size() > 1) g.name += " (pid " + std::to_string(p.pid()) + ")";
             groups[id] = add_group(std::move(g));
         }
         return groups;
@@ -629,6 +642,8 @@ private:
     TimelineModel& m_;
     NameTable names_;
     uint32_t process_group_ = 0;
+    bool several_hosts_ = false;
+    std::vector<int64_t> host_index_;  // by Run::processes index: the host's position among the run's hosts
     std::map<std::pair<uint64_t, uint32_t>, uint32_t> thread_tracks_;  // (tid, lane) -> track
     uint64_t last_tid_ = 0;                 // the thread thread_track() was last asked for, and its lanes' tracks
     std::vector<uint32_t> last_tid_tracks_;

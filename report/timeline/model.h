@@ -46,12 +46,21 @@ namespace timeline {
 
 inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
+// Track pids of processes in a run of several hosts (Group::track_pid): above the JSON encoder's GPU pids
+// (1e9 + ...), one stride of 2^22 (Linux's largest pid_max) per host; within uint32 for up to 543 hosts.
+inline constexpr int64_t kHostPidBase = 2'000'000'000;
+inline constexpr int64_t kHostPidStride = int64_t(1) << 22;
+
 enum class GroupKind : uint8_t { Process, GpuDevice, Analysis };
 
 struct Group {
     GroupKind kind = GroupKind::Process;
     uint32_t process = kNone;  // index into Run::processes (kNone for Analysis)
     int64_t pid = 0;           // the OS pid of that process (0 for Analysis)
+    // Process: the pid the encoders give its process track. The OS pid on a single host; in a run of several hosts,
+    // where pids repeat, kHostPidBase + host index * kHostPidStride + pid (host index: by host key, in Run order).
+    int64_t track_pid = 0;
+    std::string label;         // Process: "rank 3 @ node07 (pid 7)" (model/identity.h); "" on one host without ranks
     uint32_t device = 0;       // GpuDevice: the device id
     uint32_t device_rank = 0;  // GpuDevice: position among the process's devices (by id)
     uint32_t sm_count = 0;     // GpuDevice: from the Device record; 0 = unknown

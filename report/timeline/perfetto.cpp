@@ -285,8 +285,8 @@ private:
         switch (g.kind) {
             case GroupKind::Process: {
                 size_t p = o_.begin(f::kProcess);
-                o_.sint(f::kPid, g.pid);
-                o_.bytes(f::kProcessName, g.process_name);
+                o_.sint(f::kPid, g.track_pid);
+                o_.bytes(f::kProcessName, g.label.empty() ? g.process_name : g.label);
                 o_.end(p);
                 break;
             }
@@ -320,7 +320,7 @@ private:
             case TrackKind::CpuThread:
                 if (t.lane == 0) {  // the OS thread itself: one uuid per (pid, tid)
                     size_t th = o_.begin(f::kThread);
-                    o_.sint(f::kPid, g.pid);
+                    o_.sint(f::kPid, g.track_pid);
                     o_.sint(f::kTid, static_cast<int64_t>(t.tid));
                     if (!t.thread_name.empty()) o_.bytes(f::kThreadName, t.thread_name);
                     o_.end(th);

@@ -222,7 +222,10 @@ inline LoadedTrace load_trace(const std::string& path) {
             keep(r.exec.path);
             keep(r.exec.command);
             break;
-        case trace::RecordKind::Role: keep(r.role.variables); break;
+        case trace::RecordKind::Role:
+            keep(r.role.variables);
+            keep(r.role.job);
+            break;
         case trace::RecordKind::ApiCall: keep(r.api.name); break;
         case trace::RecordKind::Device:
             keep(r.device.name);

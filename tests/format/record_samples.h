@@ -65,6 +65,7 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     Exec ex; ex.timestamp = base + 8; ex.pid = 4243; ex.path = w.intern("/sbin/ldconfig.real");
     ex.command = w.intern("/sbin/ldconfig.real -p"); ex.image = ExecImage::Static; ex.spawned = 1; w.add(ex);
     Role ro; ro.rank = 3; ro.local_rank = 1; ro.world_size = -1; ro.variables = w.intern("RANK=3 LOCAL_RANK=1");
+    ro.job = w.intern("4711");  // 1.3
     w.add(ro);
 }
 
@@ -148,7 +149,8 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
             o << e.timestamp << "," << e.pid << "," << s(e.path) << "," << s(e.command) << "," << int(e.image) << ","
               << int(e.spawned); break; }
         case RecordKind::Role: { const auto& ro = r.role;
-            o << ro.rank << "," << ro.local_rank << "," << ro.world_size << "," << s(ro.variables); break; }
+            o << ro.rank << "," << ro.local_rank << "," << ro.world_size << "," << s(ro.variables) << "," << s(ro.job);
+            break; }
         default: o << "?"; break;
     }
     return o.str();

@@ -44,7 +44,7 @@ std::vector<std::string> expected_every_kind() {
         "22:" + t(6) + "," + std::to_string(0x7F12'0000'0000ull) +
             ",1,82,3,1,1073741824,3145728,18446744073709551615,2097152,1",
         "23:" + t(8) + ",4243,/sbin/ldconfig.real,/sbin/ldconfig.real -p,1,1",
-        "24:3,1,-1,RANK=3 LOCAL_RANK=1",
+        "24:3,1,-1,RANK=3 LOCAL_RANK=1,4711",
     };
 }
 
@@ -52,6 +52,13 @@ std::vector<std::string> expected_every_kind() {
 std::vector<std::string> expected_before_12() {
     auto v = expected_every_kind();
     v.resize(v.size() - kEveryKindAddedIn12);
+    return v;
+}
+
+// What a writer of format 1.2 wrote: Role without the job 1.3 appended (it reads as string 0, the empty string).
+std::vector<std::string> expected_12() {
+    auto v = expected_every_kind();
+    v.back() = "24:3,1,-1,RANK=3 LOCAL_RANK=1,";
     return v;
 }
 
@@ -203,16 +210,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.2 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.2.gprof was written by the first 1.2 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.3 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.3.gprof was written by the first 1.3 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.2.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.3.gprof";
     std::string now = read_bytes(path);
-    // Format 1.2 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.3 gets a golden file of its own).
+    // Format 1.3 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.4 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -256,4 +263,31 @@ TEST_CASE("a 1.1 trace still reads: every record as written, End.signal as zero"
     CHECK(got.back().rfind("21:", 0) == 0);
     CHECK(got.back().substr(got.back().rfind(',')) == ",0");
     CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("a 1.2 trace still reads: Role.job and the header's boot_id, appended in 1.3, read as empty") {
+    // golden/every_kind-1.2.gprof: the 1.2 writer's bytes for add_every_kind.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.2.gprof");
+    CHECK(reader.header().version_minor == 2);
+    CHECK(reader.header().hostname == "testhost");
+    CHECK(reader.header().boot_id.empty());
+    CHECK(reader.warnings().empty());
+    auto expected = expected_12();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("1.3: the header's boot id round-trips") {
+    TempDir dir;
+    auto path = dir.file("boot.gprof");
+    HeaderInfo h = test_header(7);
+    h.hostname = "node07";
+    h.boot_id = "0f5c2a8e-1b7d-4c1e-9a3f-2d6b8e4c7a10";
+    write_trace(path, [](TraceWriter&) {}, true, h);
+    TraceReader reader(path);
+    CHECK(reader.header().hostname == "node07");
+    CHECK(reader.header().boot_id == "0f5c2a8e-1b7d-4c1e-9a3f-2d6b8e4c7a10");
+    CHECK(reader.header().pid == 7);
 }

@@ -200,6 +200,18 @@ int open_at_exit() {
 
 }  // namespace
 
+// A rank of a pretend training job: N steps of MS milliseconds each, each an NVTX range "step" (the distributed
+// tests run several at once, one slower). Prints its pid, so a test knows the namespaces gave the same one.
+int steps(int n, int ms) {
+    for (int i = 0; i < n; ++i) {
+        nvtxRangePushA("step");
+        sleep_ms(ms);
+        nvtxRangePop();
+    }
+    std::printf("steps done (pid %d)\n", static_cast<int>(getpid()));
+    return 0;
+}
+
 int main(int argc, char** argv) {
     std::string s = argc > 1 ? argv[1] : "nested";
     int n = argc > 2 ? std::atoi(argv[2]) : 100;
@@ -207,6 +219,7 @@ int main(int argc, char** argv) {
     if (s == "threads") return threads();
     if (s == "domains") return domains();
     if (s == "many") return many(n);
+    if (s == "steps") return steps(n, argc > 3 ? std::atoi(argv[3]) : 10);
     if (s == "fork") return fork_case();
     if (s == "vfork") return vfork_case();
     if (s == "open") return open_at_exit();

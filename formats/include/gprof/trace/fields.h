@@ -125,6 +125,8 @@ template <class V> constexpr void describe(V& v, Exec& r) {
 }
 template <class V> constexpr void describe(V& v, Role& r) {
     GPROF_FIELD(s, rank); GPROF_FIELD(s, local_rank); GPROF_FIELD(s, world_size); GPROF_FIELD(str, variables);
+    // 1.3
+    GPROF_FIELD(str, job);
 }
 
 // The Header record (kind 1). H is HeaderInfo when writing and the reader's decoded form when reading; the clock
@@ -135,6 +137,8 @@ template <class V, class H> constexpr void describe_header(V& v, H& r) {
     v.u("clock", r.clock.clock); v.u("trace_ns", r.clock.trace_ns); v.s("realtime_ns", r.clock.realtime_ns);
     v.s("monotonic_ns", r.clock.monotonic_ns);
     GPROF_FIELD(u, cuda_driver_version); GPROF_FIELD(u, cupti_api_version); GPROF_FIELD(text, run_id);
+    // 1.3
+    GPROF_FIELD(text, boot_id);
 }
 
 #undef GPROF_FIELD

@@ -24,6 +24,10 @@ struct HeaderInfo {
     uint32_t cuda_driver_version = 0;  // 0 when not known at start (the usual case: CUDA starts later)
     uint32_t cupti_api_version = 0;
     const char* run_id = "";           // shared by every process of one gprof-run invocation
+    // 1.3: the host's boot id (/proc/sys/kernel/random/boot_id), "machine:<id>" (/etc/machine-id) where that cannot
+    // be read, "" where neither can. With hostname and pid it names the process in a multi-host job: pids repeat
+    // across hosts (and in containers), host names can repeat across clusters.
+    const char* boot_id = "";
 };
 
 // What the reader returns.
@@ -41,6 +45,7 @@ struct TraceHeader {
     uint32_t cuda_driver_version = 0;
     uint32_t cupti_api_version = 0;
     std::string run_id;
+    std::string boot_id;  // 1.3; "" in older traces
 };
 
 }  // namespace gprof::trace

@@ -19,8 +19,10 @@ namespace gprof::trace {
 // 1.2: record kinds Exec (23: a process replaced its image, or started one that cannot be traced) and Role (24: the
 //      process's rank in a distributed job); End gained `signal` (the trace was finished because that signal
 //      ended the process).
+// 1.3: the header gained boot_id (with the host name and pid, the key that tells processes of a multi-host job
+//      apart); Role gained `job` (SLURM_JOB_ID).
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 2;
+inline constexpr uint16_t kFormatMinor = 3;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
@@ -429,6 +431,8 @@ struct Role {
     int64_t local_rank = -1;
     int64_t world_size = -1;
     StringId variables = 0;  // the variables found, as "NAME=value" separated by spaces
+    // ---- 1.3 ----
+    StringId job = 0;        // the job's id (SLURM_JOB_ID), 0 when the launcher set none
 };
 
 // ----- per-kind traits derived from the list -------------------------------------------------------------

@@ -55,5 +55,9 @@ inline constexpr const char* kCuptiLib = "GPROF_CUPTI_LIB";
 inline constexpr const char* kFlushMs = "GPROF_FLUSH_MS";
 // Size of each CUPTI activity buffer in MiB (default 8).
 inline constexpr const char* kBufferMb = "GPROF_BUFFER_MB";
+// For tests only: the host identity the trace header records, "NAME" or "NAME/BOOT_ID", instead of gethostname()
+// and the kernel's boot id. Lets one machine stand for several hosts where UTS namespaces (unshare -u) are not
+// available. Never set it in a real run: reports tell processes of different hosts apart by this identity.
+inline constexpr const char* kTestHost = "GPROF_TEST_HOST";
 
 }  // namespace gprof::env

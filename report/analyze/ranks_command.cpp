@@ -1,0 +1,157 @@
+// `gprof-report ranks INPUTS...`: the ranks of a distributed job side by side and the straggler named. INPUTS are
+// run directories (or their parent), trace files, or JSON files this command wrote with --format json: so each
+// node can reduce its own ranks' traces where they live, and one merge reads only those small files
+// (docs/distributed.md).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyze/ranks.h"
+#include "cli/subcommands.h"
+
+namespace gprof::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uintmax_t kMaxFiguresFileBytes = uintmax_t(512) << 20;  // 512 ranks x 100k steps fit many times over
+
+struct RanksArgs {
+    std::vector<std::string> inputs;
+    std::string format = "table";
+    std::string output;
+    std::string step_range;
+    std::vector<std::string> clock_offsets;
+    size_t rows = 20;
+    bool nested_driver_calls = false;
+};
+
+bool is_figures_file(const fs::path& p) {
+    std::error_code ec;
+    return p.extension() == ".json" && fs::is_regular_file(p, ec);
+}
+
+// The rank figures in a JSON file written by `ranks --format json` (or by `analyze --format json`, whose "ranks"
+// key holds the same view).
+std::vector<RankFigures> read_figures(const fs::path& p) {
+    std::error_code ec;
+    uintmax_t size = fs::file_size(p, ec);
+    if (ec) throw std::runtime_error("cannot read '" + p.string() + "': " + ec.message());
+    if (size > kMaxFiguresFileBytes)
+        throw std::runtime_error("'" + p.string() + "' is " + std::to_string(size >> 20) +
+                                 " MiB: larger than any rank figures file (512 MiB at most)");
+    std::ifstream in(p, std::ios::binary);
+    json j = json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error("'" + p.string() + "' is not valid JSON");
+    if (j.is_object() && j.contains("ranks") && j["ranks"].is_object()) j = j["ranks"];  // analyze's JSON
+    if (!j.is_object() || !j.contains("ranks") || !j["ranks"].is_array())
+        throw std::runtime_error("'" + p.string() + "' holds no rank figures (write them with gprof-report ranks "
+                                 "--format json)");
+    std::vector<RankFigures> out;
+    try {
+        for (const json& f : j["ranks"]) out.push_back(rank_figures_from_json(f));
+    } catch (const std::exception& e) {
+        throw std::runtime_error("'" + p.string() + "': " + e.what());
+    }
+    return out;
+}
+
+int run_ranks(const RanksArgs& args) {
+    const char* who = "gprof-report ranks: ";
+    OutputFormat format;
+    try {
+        format = parse_format(args.format);
+        if (format == OutputFormat::Csv) throw std::invalid_argument("ranks has no csv form; use table, markdown or json");
+    } catch (const std::exception& e) {
+        std::cerr << who << e.what() << "\n";
+        return 2;
+    }
+    std::vector<RankFigures> figures;
+    try {
+        Filter filter;
+        filter.nested_driver_calls = args.nested_driver_calls;
+        for (const auto& c : args.clock_offsets) parse_clock_offset(c, filter);
+        std::vector<fs::path> traces;
+        for (const auto& in : args.inputs) {
+            if (!is_figures_file(in)) {
+                traces.emplace_back(in);
+                continue;
+            }
+            for (RankFigures& f : read_figures(in)) {
+                // Figures carry their host's own clock: the correction applies here, as it does to traces.
+                auto it = filter.clock_offsets.find(f.host);
+                if (it != filter.clock_offsets.end()) {
+                    f.first_ns += it->second;
+                    f.last_ns += it->second;
+                    for (auto& s : f.steps) s.start_ns += it->second;
+                }
+                figures.push_back(std::move(f));
+            }
+        }
+        if (!traces.empty()) {
+            LoadOptions lo;
+            lo.filter = filter;
+            lo.keep_backtraces = false;
+            Run run = load_run(traces, lo);
+            for (const auto& w : run.all_warnings()) std::cerr << "gprof-report: warning: " << w << '\n';
+            if (run.processes.empty()) {
+                std::cerr << who << "no readable trace among the inputs\n";
+                return 2;
+            }
+            auto more = rank_figures(run, args.step_range);
+            figures.insert(figures.end(), more.begin(), more.end());
+        }
+    } catch (const std::exception& e) {
+        std::cerr << who << e.what() << "\n";
+        return 2;
+    }
+    RankView view = compare_ranks(std::move(figures));
+    std::ofstream file;
+    if (!args.output.empty()) {
+        file.open(args.output);
+        if (!file) {
+            std::cerr << who << "cannot write " << args.output << "\n";
+            return 2;
+        }
+    }
+    std::ostream& out = args.output.empty() ? std::cout : file;
+    if (format == OutputFormat::Json)
+        out << rank_view_to_json(view).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    else render_rank_view(view, format, out, args.rows);
+    if (file.is_open()) {
+        file.close();
+        if (!file) {
+            std::cerr << who << "cannot write " << args.output << " (disk full?)\n";
+            return 2;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+void register_ranks_command(CLI::App& app, int* exit_code) {
+    auto* cmd = app.add_subcommand(
+        "ranks", "Ranks of a distributed job side by side: per-step time per rank, NCCL wait against compute, the "
+                 "straggler named; merges the JSON files of earlier `ranks --format json` runs");
+    auto args = std::make_shared<RanksArgs>();
+    cmd->add_option("inputs", args->inputs,
+                    "Run directories (or one directory holding them), trace files, or rank figures (*.json)")
+        ->required();
+    cmd->add_option("--format", args->format, "table, markdown or json (the rank figures that merge)")
+        ->capture_default_str();
+    cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+    cmd->add_option("--step-range", args->step_range,
+                    "NVTX range name or regex (whole name, case-insensitive) marking one step; default as analyze");
+    cmd->add_option(kClockOffsetFlag, args->clock_offsets, kClockOffsetHelp);
+    cmd->add_option("--rows", args->rows, "Steps listed in the table (0: all)")->capture_default_str();
+    cmd->add_flag(kNestedDriverCallsFlag, args->nested_driver_calls, kNestedDriverCallsHelp);
+    cmd->callback([args, exit_code] { *exit_code = run_ranks(*args); });
+}
+
+}  // namespace gprof::report

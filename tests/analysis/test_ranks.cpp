@@ -1,0 +1,319 @@
+// Many hosts, many ranks: identity, one clock, merged reports and the straggler view, on synthetic traces written
+// with the project's own writer (every rank pid 7, as in containers, on hosts nodeA, nodeB, nodeC).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analyze/ranks.h"
+#include "model/identity.h"
+#include "reports/reports.h"
+#include "synthetic_trace.h"
+#include "timeline/model.h"
+
+using namespace gprof::testing;
+using namespace gprof::report;
+namespace tr = gprof::trace;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr int kSteps = 20;
+
+// One rank of a data-parallel job: each step of 20 ms holds its compute kernel (C ms) and then an NCCL all-reduce
+// that ends when the slowest rank's compute has ended plus 1 ms of transfer: the faster ranks wait inside it.
+// compute(step) gives this rank's C; slowest(step) the largest C of any rank in that step.
+struct RankSpec {
+    int64_t rank;
+    std::string host;
+    int64_t pid = 7;
+    std::function<uint64_t(int)> compute;
+    std::function<uint64_t(int)> slowest;
+    int64_t realtime_shift_ns = 0;  // this host's clock reads this much later than the truth
+};
+
+tr::HeaderInfo rank_header(const RankSpec& r, const std::string& boot) {
+    static std::vector<std::string> hosts, boots;  // the header borrows C strings
+    hosts.push_back(r.host);
+    boots.push_back(boot);
+    tr::HeaderInfo h = test_header(r.pid);
+    h.hostname = hosts.back().c_str();
+    h.boot_id = boots.back().c_str();
+    h.clock.realtime_ns += r.realtime_shift_ns;
+    return h;
+}
+
+fs::path write_rank(const fs::path& dir, const RankSpec& r) {
+    fs::create_directories(dir);
+    fs::path path = dir / ("train." + std::to_string(r.pid) + ".gprof");
+    write_trace(
+        path.string(),
+        [&](tr::TraceWriter& w) {
+            tr::Role role;
+            role.rank = r.rank;
+            role.local_rank = 0;
+            role.world_size = 3;
+            std::string vars = "RANK=" + std::to_string(r.rank) + " LOCAL_RANK=0 WORLD_SIZE=3";
+            role.variables = w.intern(vars.c_str());
+            role.job = w.intern("4711");
+            w.add(role);
+            Synth s(w);
+            for (int i = 0; i < kSteps; ++i) {
+                uint64_t t = static_cast<uint64_t>(i) * 20 * kMs;
+                uint64_t c = r.compute(i) * kMs, max = r.slowest(i) * kMs;
+                s.range("step", t, t + max + 3 * kMs / 2);
+                s.kernel("_Z10matmul_fwdPfS_", t + kMs / 2, t + kMs / 2 + c, 7, 1024, 256, t + kMs / 4, t + kMs / 2);
+                s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + kMs / 2 + c,
+                         t + kMs / 2 + max + kMs, 9, 4, 512);
+            }
+        },
+        true, rank_header(r, "boot-" + r.host));
+    return path;
+}
+
+// rank 1 @ nodeB computes 13 ms a step, the others 10 ms; in step 5 rank 0 computes 14 ms.
+std::vector<RankSpec> straggler_job() {
+    auto c0 = [](int i) -> uint64_t { return i == 5 ? 14 : 10; };
+    auto c1 = [](int) -> uint64_t { return 13; };
+    auto c2 = [](int) -> uint64_t { return 10; };
+    auto max = [](int i) -> uint64_t { return i == 5 ? 14 : 13; };
+    return {{0, "nodeA", 7, c0, max}, {1, "nodeB", 7, c1, max}, {2, "nodeC", 7, c2, max}};
+}
+
+std::vector<fs::path> write_job(const fs::path& parent, const std::vector<RankSpec>& ranks) {
+    std::vector<fs::path> dirs;
+    for (const auto& r : ranks) {
+        dirs.push_back(parent / ("run." + r.host + "." + std::to_string(r.rank)));
+        write_rank(dirs.back(), r);
+    }
+    return dirs;
+}
+
+std::string run_cli(const std::string& args) {
+    std::string cmd = std::string(GPROF_REPORT_EXE) + " " + args + " 2>&1";
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int rc = ::pclose(p);
+    INFO(cmd << "\n" << out);
+    REQUIRE(WEXITSTATUS(rc) == 0);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("ranks: the straggler is named with its numbers, and the others wait for it in NCCL", "[ranks]") {
+    TempDir tmp;
+    write_job(tmp.path(), straggler_job());
+    Run run = load_run({tmp.path()});  // the parent directory stands for its run directories
+    REQUIRE(run.processes.size() == 3);
+    auto figures = rank_figures(run, "");
+    REQUIRE(figures.size() == 3);
+    CHECK(figures[0].label == "rank 0 @ nodeA (pid 7)");
+    CHECK(figures[1].label == "rank 1 @ nodeB (pid 7)");
+    CHECK(figures[2].label == "rank 2 @ nodeC (pid 7)");
+    CHECK(figures[1].job == "4711");
+    // Per rank: 20 NCCL kernels and 20 compute kernels; rank 1 computes 20 x 13 ms.
+    CHECK(figures[1].nccl_kernels == 20);
+    CHECK(figures[1].kernels == 40);
+    CHECK(figures[1].compute_ns == int64_t(20 * 13 * kMs));
+    REQUIRE(figures[1].steps.size() == kSteps);
+    // Step 0 of rank 0: 14.5 ms long, 10 ms compute, NCCL 13 + 1 - 10 = 4 ms, work 10.5 ms.
+    CHECK(figures[0].steps[0].duration_ns == int64_t(29 * kMs / 2));
+    CHECK(figures[0].steps[0].compute_ns == int64_t(10 * kMs));
+    CHECK(figures[0].steps[0].nccl_ns == int64_t(4 * kMs));
+    CHECK(figures[0].steps[0].work_ns() == int64_t(21 * kMs / 2));
+
+    RankView v = compare_ranks(figures);
+    REQUIRE(v.straggler);
+    CHECK(*v.straggler == 1);
+    CHECK(v.steps_compared == kSteps);
+    CHECK(v.lines[1].slowest_in == 19);
+    CHECK(v.lines[0].slowest_in == 1);
+    CHECK(v.steps[5].slowest == 0);
+    // Work over 20 steps: rank 1 270 ms, rank 0 19 x 10.5 + 14.5 = 214 ms (the median), rank 2 210 ms.
+    CHECK(v.over_median_pct == Approx((270.0 / 214.0 - 1) * 100));
+    // NCCL per step: rank 0 (19 x 4 + 1) / 20 = 3.85 ms, rank 2 (19 x 4 + 5) / 20 = 4.05 ms: median 3.95 ms;
+    // rank 1 (19 x 1 + 2) / 20 = 1.05 ms.
+    CHECK(v.others_wait_in_nccl);
+    CHECK(v.line == "rank 1 @ nodeB (pid 7) is the slowest in 19 of 20 steps, +26 % on the median; the others wait "
+                    "for it in NCCL (3.9500ms per step, against 1.0500ms on rank 1)");
+    CHECK(v.steps[0].spread == Approx(13.5 / 10.5));
+    CHECK(v.hosts == 3);
+    REQUIRE(!v.notes.empty());
+    CHECK(v.notes[0].find("3 hosts on one realtime axis") == 0);
+    CHECK(v.kernels == 120);
+    CHECK(v.nccl_kernels == 60);
+
+    // The same through analyze, whose table and JSON carry the view.
+    std::string text = run_cli("analyze " + tmp.path().string());
+    CHECK(text.find(v.line) != std::string::npos);
+    json j = json::parse(run_cli("analyze --format json " + tmp.path().string()));
+    CHECK(j["ranks"]["straggler"]["label"] == "rank 1 @ nodeB (pid 7)");
+    CHECK(j["ranks"]["straggler"]["slowest_in"] == 19);
+}
+
+TEST_CASE("ranks: balanced ranks have no straggler, and the line says how close the slowest is", "[ranks]") {
+    TempDir tmp;
+    auto same = [](int) -> uint64_t { return 10; };
+    write_job(tmp.path(), {{0, "nodeA", 7, same, same}, {1, "nodeB", 7, same, same}});
+    RankView v = compare_ranks(rank_figures(load_run({tmp.path()}), ""));
+    CHECK_FALSE(v.straggler);
+    CHECK(v.over_median_pct == Approx(0));
+    CHECK(v.line.rfind("no straggler: the slowest rank, ", 0) == 0);
+    CHECK(v.line.find("(within 5 %)") != std::string::npos);
+}
+
+TEST_CASE("ranks: the merge of per-rank JSON equals the view of the raw traces", "[ranks][merge]") {
+    TempDir tmp;
+    auto dirs = write_job(tmp.path() / "job", straggler_job());
+    // Where each trace lives: its own figures, as `srun gprof-report ranks --format json` writes them.
+    std::string files;
+    for (size_t i = 0; i < dirs.size(); ++i) {
+        fs::path out = tmp.path() / ("rank" + std::to_string(i) + ".json");
+        run_cli("ranks --format json -o " + out.string() + " " + dirs[i].string());
+        files += " " + out.string();
+    }
+    std::string merged = run_cli("ranks --format json" + files);
+    std::string raw = run_cli("ranks --format json " + (tmp.path() / "job").string());
+    CHECK(json::parse(merged) == json::parse(raw));
+    CHECK(json::parse(merged)["straggler"]["rank"] == 1);
+    // And in the library, through the JSON form of each figure.
+    std::vector<RankFigures> from_json;
+    for (const auto& d : dirs)
+        for (const auto& f : rank_figures(load_run({d}), ""))
+            from_json.push_back(rank_figures_from_json(json::parse(rank_figures_to_json(f).dump())));
+    CHECK(rank_view_to_json(compare_ranks(from_json)) == rank_view_to_json(compare_ranks(rank_figures(load_run({tmp.path() / "job"}), ""))));
+    // Table text of the merge names the straggler as well.
+    CHECK(run_cli("ranks" + files).find("rank 1 @ nodeB (pid 7) is the slowest in 19 of 20 steps") != std::string::npos);
+}
+
+TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {
+    TempDir tmp;
+    std::ofstream(tmp.file("bad.json")) << R"({"ranks": [{"schema_version": 1, "rank": "one"}]})";
+    std::ofstream(tmp.file("other.json")) << R"({"something": 1})";
+    for (const char* name : {"bad.json", "other.json"}) {
+        std::string cmd = std::string(GPROF_REPORT_EXE) + " ranks " + tmp.file(name) + " 2>&1";
+        std::FILE* p = ::popen(cmd.c_str(), "r");
+        REQUIRE(p);
+        std::string out;
+        char buf[1024];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        CHECK(WEXITSTATUS(::pclose(p)) == 2);
+        CHECK(out.find(name) != std::string::npos);
+    }
+}
+
+TEST_CASE("identity: ranks with the same pid on different hosts stay apart in every report", "[ranks][identity]") {
+    TempDir tmp;
+    write_job(tmp.path(), straggler_job());
+    Run run = load_run({tmp.path()});
+    REQUIRE(run.processes.size() == 3);
+    CHECK(host_count(run) == 3);
+    CHECK(process_key(run.processes[0].header) == ProcessKey{"nodeA", "boot-nodeA", 7});
+    CHECK(process_key(run.processes[1].header) == ProcessKey{"nodeB", "boot-nodeB", 7});
+
+    // Summary: one line per rank, labelled; JSON keys for CI.
+    std::string summary = run_cli("summary " + tmp.path().string());
+    for (const char* label : {"rank 0 @ nodeA (pid 7): ", "rank 1 @ nodeB (pid 7): ", "rank 2 @ nodeC (pid 7): "})
+        CHECK(summary.find(label) != std::string::npos);
+    CHECK(summary.find("3 processes, 3 devices") != std::string::npos);
+    json sj = json::parse(run_cli("summary --format json " + tmp.path().string()))["reports"]["summary"]["header"];
+    REQUIRE(sj["processes"].size() == 3);
+    CHECK(sj["processes"][1]["label"] == "rank 1 @ nodeB (pid 7)");
+    CHECK(sj["processes"][1]["rank"] == 1);
+    CHECK(sj["processes"][1]["hostname"] == "nodeB");
+    CHECK(sj["processes"][1]["boot_id"] == "boot-nodeB");
+
+    // Timeline: one process group per rank, labelled, with pids that do not collide.
+    fs::path tl = tmp.path() / "tl.json";
+    run_cli("timeline -o " + tl.string() + " " + tmp.path().string());
+    std::ifstream in(tl);
+    json t = json::parse(in);
+    std::map<std::string, int64_t> process_pids;
+    for (const auto& e : t["traceEvents"])
+        if (e.value("ph", "") == "M" && e.value("name", "") == "process_name")
+            process_pids[e["args"]["name"].get<std::string>()] = e["pid"].get<int64_t>();
+    REQUIRE(process_pids.count("rank 0 @ nodeA (pid 7)"));
+    REQUIRE(process_pids.count("rank 1 @ nodeB (pid 7)"));
+    REQUIRE(process_pids.count("rank 2 @ nodeC (pid 7)"));
+    std::set<int64_t> distinct;
+    for (const auto& [name, pid] : process_pids) distinct.insert(pid);
+    CHECK(distinct.size() == process_pids.size());
+    CHECK(process_pids["rank 1 @ nodeB (pid 7)"] == timeline::kHostPidBase + 1 * timeline::kHostPidStride + 7);
+}
+
+TEST_CASE("clock: on one host the merged axis is each process's own, and --clock-offset moves one host",
+          "[ranks][clock]") {
+    TempDir tmp;
+    // Two processes of one host that started 3.25 s apart: different anchors, one clock.
+    auto c = [](int) -> uint64_t { return 10; };
+    RankSpec a{0, "nodeA", 7, c, c}, b{1, "nodeA", 8, c, c};
+    b.realtime_shift_ns = 3'250'000'000;
+    write_rank(tmp.path() / "a", a);
+    write_rank(tmp.path() / "b", b);
+    Run merged = load_run({tmp.path() / "a", tmp.path() / "b"});
+    REQUIRE(merged.processes.size() == 2);
+    for (const fs::path& dir : {tmp.path() / "a", tmp.path() / "b"}) {
+        Run alone = load_run({dir});
+        const ProcessTrace& p = alone.processes[0];
+        const ProcessTrace* m = nullptr;
+        for (const auto& q : merged.processes)
+            if (q.pid() == p.pid()) m = &q;
+        REQUIRE(m);
+        REQUIRE(p.nvtx.size() == m->nvtx.size());
+        for (size_t i = 0; i < p.nvtx.size(); ++i) {
+            // The process's own axis: its realtime anchor plus the time since it on its trace clock.
+            int64_t own = p.header.clock.realtime_ns + int64_t(p.nvtx[i].start - p.header.clock.trace_ns);
+            CHECK(m->to_run_ns(m->nvtx[i].start) + merged.base_realtime_ns == own);
+        }
+    }
+    // b started 3.25 s after a: so does its first step on the merged axis.
+    auto fig = rank_figures(merged, "");
+    REQUIRE(fig.size() == 2);
+    CHECK(fig[1].steps[0].start_ns - fig[0].steps[0].start_ns == 3'250'000'000);
+
+    // --clock-offset nodeB=-2.5ms: every time of nodeB's traces moves by exactly that; nodeA's stay.
+    TempDir two;
+    auto dirs = write_job(two.path(), straggler_job());
+    Filter f;
+    parse_clock_offset("nodeB=-2.5ms", f);
+    CHECK(f.clock_offsets.at("nodeB") == -2'500'000);
+    LoadOptions lo;
+    lo.filter = f;
+    auto plain = rank_figures(load_run({two.path()}), "");
+    auto moved = rank_figures(load_run({two.path()}, lo), "");
+    CHECK(moved[1].steps[3].start_ns - plain[1].steps[3].start_ns == -2'500'000);
+    CHECK(moved[0].steps[3].start_ns == plain[0].steps[3].start_ns);
+    CHECK(moved[1].first_ns - plain[1].first_ns == -2'500'000);
+    // The same correction applies to merged figures files.
+    fs::path fb = two.path() / "b.json";
+    run_cli("ranks --format json -o " + fb.string() + " " + dirs[1].string());
+    json jb = json::parse(run_cli("ranks --format json --clock-offset nodeB=-2500us " + fb.string()));
+    CHECK(jb["ranks"][0]["steps"][3]["start_ns"].get<int64_t>() == moved[1].steps[3].start_ns);
+
+    Filter bad;
+    CHECK_THROWS_WITH(parse_clock_offset("nodeB", bad), Catch::Contains("expected HOST=NS"));
+    CHECK_THROWS_WITH(parse_clock_offset("nodeB=soon", bad), Catch::Contains("signed number"));
+    CHECK_THROWS_WITH(parse_clock_offset("nodeB=5h", bad), Catch::Contains("signed number"));
+}
+
+TEST_CASE("identity: traces of format 1.2 (no boot id) and runs without ranks keep their single-host names",
+          "[ranks][identity]") {
+    // The real H100 torch-train run: one host, no rank: no labels, no ranks section.
+    Run run = load_run({fs::path(GPROF_SOURCE_DIR) / "examples/torch-train"});
+    REQUIRE(!run.processes.empty());
+    CHECK(host_count(run) == 1);
+    for (const auto& p : run.processes) CHECK(process_label(p.header, process_rank(p), false).empty());
+    CHECK(rank_figures(run, "").size() <= 1);
+}
