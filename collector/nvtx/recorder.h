@@ -62,9 +62,10 @@ private:
     struct NameSlot {
         uint32_t length = 0;
         trace::StringId id = 0;
-        char text[48];
+        uint64_t words[8] = {};  // the name, zero-padded to whole words (names up to 64 bytes are cached)
     };
     static constexpr size_t kNameSlots = 256;
+    // `name` lies in an event (nvtx/stream.h): its bytes are padded to a multiple of 8, so 8 bytes can be read.
     trace::StringId name_id(const char* name, size_t length, trace::TraceWriter& writer);
     struct PendingEnd {
         trace::Timestamp timestamp;
