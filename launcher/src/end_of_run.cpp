@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "end_of_run/end_of_run.h"
+#include "export/sqlite.h"
 #include "reports/reports.h"
 
 namespace gprof::launcher {
@@ -53,7 +54,12 @@ void stats_and_exports(const EndOfRunRequest& request, const std::vector<std::fi
                 if (!out) throw std::runtime_error("cannot write " + path.string());
                 console.warn("json:          " + path.string());
             } else if (format == "sqlite") {
-                console.warn("--export sqlite: not written (this build has no SQLite export)");
+                auto path = request.run_dir / "report.sqlite";
+                r::LoadOptions lo;
+                lo.filter.kernel_regex = request.kernel_filter;
+                lo.keep_backtraces = false;
+                r::export_sqlite(r::load_run(traces, lo), path);
+                console.warn("sqlite:        " + path.string());
             }
         }
     } catch (const std::exception& e) {

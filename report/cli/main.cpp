@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
     register_diff_command(app, &exit_code);
     register_analyze_command(app, &exit_code);
     register_ranks_command(app, &exit_code);
+    register_export_command(app, &exit_code);
     app.require_subcommand(0, 1);
 
     // Long runs show progress, on a terminal only: never in redirected output or CI logs.
@@ -183,7 +184,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         for (auto* sub : app.get_subcommands())
-            if (sub->get_name() == "diff" || sub->get_name() == "analyze" || sub->get_name() == "ranks") return exit_code;
+            if (sub->get_name() == "diff" || sub->get_name() == "analyze" || sub->get_name() == "ranks" ||
+                sub->get_name() == "export")
+                return exit_code;
 
         // Split positionals: report names first; everything else is an input. A path that exists wins over a
         // report name, so a run directory called "summary" still works.

@@ -185,7 +185,7 @@ TEST_CASE("real collector: -f true --stats=true --export json -t nvtx,osrt", "[l
     require_collector();
     gprof::testing::TempDir tmp;
     fs::create_directory(tmp.path() / "run");  // -f true must replace it
-    auto r = build_gprof_run({"-f", "true", "-o", "run", "--stats=true", "--timeunit", "usec", "--export=json", "-t",
+    auto r = build_gprof_run({"-f", "true", "-o", "run", "--stats=true", "--timeunit", "usec", "--export=json,sqlite", "-t",
                               "nvtx,osrt", kNvtxApp},
                              tmp.path());
     INFO(r.err);
@@ -200,4 +200,6 @@ TEST_CASE("real collector: -f true --stats=true --export json -t nvtx,osrt", "[l
     REQUIRE_FALSE(json_text.empty());
     CHECK(json_text.find("\"nvtx_sum\"") != std::string::npos);
     CHECK(json_text.find(":inner") != std::string::npos);
+    CHECK(fs::file_size(tmp.path() / "run/report.sqlite") > 0);  // its contents: tests/report/test_sqlite_export.cpp
+    CHECK(r.err.find("sqlite:        ") != std::string::npos);
 }
