@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "analyze/ranks.h"
 #include "cli/subcommands.h"
 #include "output/table.h"
+#include "output/text.h"
 
 namespace gprof::report {
 
@@ -82,14 +84,15 @@ int run_analyze(const AnalyzeArgs& args) {
             out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
             break;
         }
-        case OutputFormat::Markdown:
-            render_analysis_markdown(a, out);
-            if (ranks) out << "\n", render_rank_view(*ranks, format, out);
+        default: {
+            // Rendered whole, then made printable: findings quote range and kernel names the program chose.
+            std::ostringstream text;
+            if (format == OutputFormat::Markdown) render_analysis_markdown(a, text);
+            else render_analysis_table(a, text);
+            if (ranks) text << "\n", render_rank_view(*ranks, format, text);
+            out << printable_text(text.str());
             break;
-        default:
-            render_analysis_table(a, out);
-            if (ranks) out << "\n", render_rank_view(*ranks, format, out);
-            break;
+        }
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 // the slices of the timeline's "analysis" track.
 #include <sstream>
 
+#include "output/text.h"
 #include "analyze/analysis.h"
 #include "output/table.h"
 
@@ -33,15 +34,7 @@ std::string activity_text(const ThreadActivity& a) {
 }
 
 // A markdown cell must not break the table.
-std::string md(std::string s) {
-    std::string out;
-    for (char ch : s) {
-        if (ch == '|') out += "\\|";
-        else if (ch == '\n') out += ' ';
-        else out += ch;
-    }
-    return out;
-}
+std::string md(const std::string& s) { return markdown_cell(s); }
 
 }  // namespace
 

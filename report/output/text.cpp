@@ -100,6 +100,22 @@ std::string printable_line(std::string_view s) {
     return out;
 }
 
+std::string printable_text(std::string_view s) {
+    std::string v = valid_utf8(s);
+    std::string out;
+    out.reserve(v.size());
+    size_t from = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        unsigned char c = static_cast<unsigned char>(v[i]);
+        if ((c >= 0x20 && c != 0x7F) || c == '\n' || c == '\t') continue;  // line breaks and tabs are layout
+        out.append(v, from, i - from);
+        out += printable_line(std::string_view(&v[i], 1));
+        from = i + 1;
+    }
+    out.append(v, from, std::string::npos);
+    return out;
+}
+
 std::string shorten_name(std::string_view name, size_t width) {
     if (width == 0) return std::string(name);
     // Code point boundaries: every byte that is not a continuation byte starts one.

@@ -23,6 +23,10 @@ void append_valid_utf8(std::string& out, std::string_view s);
 // name can neither break the line nor drive the terminal.
 std::string printable_line(std::string_view s);
 
+// Multi-line text (a rendered report) made safe for a terminal or file: valid UTF-8, control characters other
+// than line breaks and tabs escaped like printable_line does.
+std::string printable_text(std::string_view s);
+
 // A name cut to `width` characters (code points) for a table: the head and the tail stay, the middle becomes
 // "...", because templated kernel names differ at both ends (the kernel and its last template arguments).
 // width 0 or a name that fits: unchanged.

@@ -274,6 +274,14 @@ TEST_CASE("hostile names: markdown keeps its columns, tables their width", "[hos
     auto narrow = run_report("nvtx_sum --name-width 20 " + run, dir);
     CHECK(narrow.out.find(":long_xxxxx...xxxxxx") != std::string::npos);  // head and tail kept
 
+    for (const char* format : {"table", "markdown"}) {  // analyze quotes names in its findings
+        auto a = run_report(std::string("analyze --format ") + format + " " + run, dir);
+        INFO(format);
+        REQUIRE(a.status == 0);
+        CHECK(valid_utf8(a.out));
+        CHECK(a.out.find('\x1b') == std::string::npos);
+    }
+
     auto summary = run_report(run, dir);
     REQUIRE(summary.status == 0);
     CHECK(valid_utf8(summary.out));
