@@ -28,6 +28,9 @@ inline constexpr size_t kPreambleBytes = 16;
 inline constexpr size_t kChunkHeaderBytes = 16;
 inline constexpr size_t kMaxChunkPayload = 64u << 20;   // a reader refuses larger sizes as corrupt
 inline constexpr size_t kMaxStringBytes = 64u << 10;
+// The reader keeps at most this many of a header's argv texts (Linux caps a command line at a few MiB, so a real
+// one stays under it; the rest of a larger count is walked over and counted).
+inline constexpr uint64_t kMaxHeaderArgs = 1u << 16;
 // Room the writer reserves for one non-string record. Its value decides where chunks are sealed, so it stays as
 // version 1.0 wrote it; the checks below prove it bounds every kind's largest encoding.
 inline constexpr size_t kMaxRecordBytes = 1 + 2 + 12 * 10 + kMaxBacktraceFrames * 10 + kMaxBuildIdBytes;
@@ -152,9 +155,18 @@ public:
     Decoder(const uint8_t* p, const uint8_t* end, DeltaState& state) : p_(p), end_(end), state_(state) {}
     bool ok() const { return ok_; }
 
+    // String ids above `max` make the record unusable (string_id_out_of_range() names the first); the reader
+    // sets the largest id the file can have defined by then, so no id from a file sizes a table beyond it.
+    void limit_string_ids(uint64_t max) { max_string_id_ = max; }
+    uint64_t string_id_out_of_range() const { return bad_string_id_; }
+
     template <class T> void u(const char*, T& v) { v = static_cast<T>(next()); }
     template <class T> void s(const char*, T& v) { v = static_cast<T>(unzigzag(next())); }
-    void str(const char* name, StringId& id) { u(name, id); }
+    void str(const char*, StringId& id) {
+        uint64_t x = next();  // checked before it is narrowed: 2^32 + 5 must not pass as 5
+        if (x > max_string_id_ && bad_string_id_ == 0) bad_string_id_ = x;
+        id = x > max_string_id_ ? 0 : static_cast<StringId>(x);
+    }
     void time(const char*, Timestamp& t) {
         t = state_.prev_time + static_cast<uint64_t>(unzigzag(next()));
         state_.prev_time = t;
@@ -200,9 +212,15 @@ public:
         std::string_view t = take_text();
         s = S(t.data(), t.size());
     }
+    // Keeps the first kMaxHeaderArgs arguments and walks over the rest (a count of 2^40, or millions of empty
+    // texts in a 64 MiB header, must not become millions of strings); the last kept one says how many were not.
     void texts(const char* name, TraceHeader& h) {
         uint64_t n = count_texts();
-        for (uint64_t i = 0; i < n && ok_; ++i) text(name, h.argv.emplace_back());
+        uint64_t keep = n < kMaxHeaderArgs ? n : kMaxHeaderArgs;
+        h.argv.reserve(static_cast<size_t>(keep) + (n > keep));
+        for (uint64_t i = 0; i < keep && ok_; ++i) text(name, h.argv.emplace_back());
+        for (uint64_t i = keep; i < n && ok_; ++i) take_text();
+        if (ok_ && n > keep) h.argv.push_back("[" + std::to_string(n - keep) + " more arguments not kept]");
     }
     template <class H> void texts(const char*, H& h) {  // a view: the texts are walked over and counted
         h.argc = count_texts();
@@ -240,6 +258,8 @@ private:
     const uint8_t* end_;
     DeltaState& state_;
     bool ok_ = true;
+    uint64_t max_string_id_ = UINT64_MAX;
+    uint64_t bad_string_id_ = 0;
 };
 
 // ----- the preamble and the header -------------------------------------------------------------------------

@@ -22,8 +22,12 @@ std::string version_text(uint16_t major, uint16_t minor) {
     return std::to_string(major) + "." + std::to_string(minor);
 }
 
-// Reads a whole non-mappable file (a pipe, /proc entry).
-bool read_all(int fd, std::vector<uint8_t>& out) {
+// A file with no size (procfs, sysfs) is read up to this much; a trace that large is never such a file.
+constexpr size_t kMaxUnsizedRead = size_t(64) << 20;
+
+// Reads a regular file that could not be mapped, at most `limit` bytes; false with errno set on a read error, or
+// with errno = EFBIG when there was more than `limit`.
+bool read_all(int fd, size_t limit, std::vector<uint8_t>& out) {
     uint8_t block[1 << 16];
     for (;;) {
         ssize_t n = ::read(fd, block, sizeof block);
@@ -32,15 +36,34 @@ bool read_all(int fd, std::vector<uint8_t>& out) {
             return false;
         }
         if (n == 0) return true;
+        if (static_cast<size_t>(n) > limit - out.size()) {  // keep what fits: a file that grew reads to its size
+            out.insert(out.end(), block, block + (limit - out.size()));
+            errno = EFBIG;
+            return false;
+        }
         out.insert(out.end(), block, block + n);
     }
+}
+
+// What a path that is not a regular file is, for the message that refuses it.
+const char* file_type_name(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
 }
 
 }  // namespace
 
 TraceReader::TraceReader(const std::string& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw TraceError("cannot open trace '" + path + "': " + std::strerror(errno));
+    // O_NONBLOCK: opening a FIFO must not wait for a writer that may never come (it is refused just below).
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        throw TraceError("cannot open trace '" + path + "': " + std::strerror(e) +
+                         (e == ELOOP ? " (a symbolic link loop)" : ""));
+    }
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         int e = errno;
@@ -50,6 +73,12 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
     if (S_ISDIR(st.st_mode)) {
         ::close(fd);
         throw TraceError("'" + path + "' is a directory, not a trace file");
+    }
+    // Traces are files: a FIFO could block forever and /dev/zero never ends, so anything else is refused.
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw TraceError("'" + path + "' is " + file_type_name(st.st_mode) +
+                         ", not a trace file (gprof-report reads trace files: save the stream to a file first)");
     }
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
         void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -61,10 +90,13 @@ TraceReader::TraceReader(const std::string& path) : path_(path) {
         }
     }
     if (!mapped_) {
-        if (!read_all(fd, owned_)) {
+        size_t limit = st.st_size > 0 ? static_cast<size_t>(st.st_size) : kMaxUnsizedRead;
+        if (!read_all(fd, limit, owned_) && !(errno == EFBIG && st.st_size > 0)) {  // a file that grew: its size
             int e = errno;
             ::close(fd);
-            throw TraceError("cannot read trace '" + path + "': " + std::strerror(e));
+            throw TraceError(e == EFBIG ? "'" + path + "' has no size and holds more than " +
+                                              std::to_string(kMaxUnsizedRead >> 20) + " MiB: not a trace file"
+                                        : "cannot read trace '" + path + "': " + std::strerror(e));
         }
         data_ = owned_.data();
         size_ = owned_.size();
@@ -144,6 +176,23 @@ void TraceReader::release_behind(size_t upto) {
 }
 
 void TraceReader::warn(std::string message) { warnings_.push_back(std::move(message)); }
+
+// The writer numbers strings 1, 2, 3, ... in the order it defines them (a process's forked child starts again at
+// 1), and every definition takes at least 4 bytes (kind, length, id, one byte of text; empty strings are id 0).
+// So no id defined or used at file offset `at` can exceed at / 4, damaged chunks before it or not (their bytes
+// are still counted). Capped at 2^30, which also keeps `id + 1` from wrapping anywhere downstream.
+uint64_t TraceReader::max_string_id(const uint8_t* at) const {
+    uint64_t by_position = static_cast<uint64_t>(at - data_) / 4;
+    return by_position < kMaxStringId ? by_position : kMaxStringId;
+}
+
+void TraceReader::skip_out_of_range(RecordKind kind, uint64_t id, const uint8_t* at) {
+    ++stats_.out_of_range_records;
+    if (stats_.out_of_range_records <= kMaxDetailedWarnings)
+        warn(std::string(record_kind_name(kind)) + " record at offset " + std::to_string(at - data_) +
+             " names string id " + std::to_string(id) + ", beyond the " + std::to_string(max_string_id(at)) +
+             " a file can have defined by there: skipped");
+}
 
 std::string_view TraceReader::string(StringId id) const {
     if (id == 0) return {};
@@ -233,6 +282,11 @@ void TraceReader::finish_file() {
     if (stats_.corrupt_chunks > kMaxDetailedWarnings)
         warn(std::to_string(stats_.corrupt_chunks) + " damaged regions in all (" +
              std::to_string(stats_.corrupt_bytes) + " bytes) were skipped");
+    if (stats_.malformed_records > kMaxDetailedWarnings)
+        warn(std::to_string(stats_.malformed_records) + " malformed records in all were skipped");
+    if (stats_.out_of_range_records > kMaxDetailedWarnings)
+        warn(std::to_string(stats_.out_of_range_records) +
+             " records in all named string ids beyond any the file could define, and were skipped");
     for (int k = 0; k < 256; ++k) {
         if (unknown_kind_counts_[k] == 0) continue;
         warn(std::to_string(unknown_kind_counts_[k]) + " records of unknown kind " + std::to_string(k) +
@@ -259,8 +313,10 @@ bool TraceReader::next(Record& out) {
         const uint8_t* body = get_varint(cursor_ + 1, chunk_end_, len, ok);
         if (!ok || len > static_cast<uint64_t>(chunk_end_ - body)) {
             // Only a writer bug gets here: the chunk passed its checksum.
-            warn("malformed record in the chunk ending at offset " + std::to_string(offset_) +
-                 ": the rest of that chunk was skipped");
+            ++stats_.malformed_records;
+            if (stats_.malformed_records <= kMaxDetailedWarnings)
+                warn("malformed record in the chunk ending at offset " + std::to_string(offset_) +
+                     ": the rest of that chunk was skipped");
             cursor_ = chunk_end_;
             continue;
         }
@@ -268,6 +324,7 @@ bool TraceReader::next(Record& out) {
         cursor_ = body_end;
         DeltaState state{prev_time_, prev_correlation_};
         Decoder d(body, body_end, state);
+        d.limit_string_ids(max_string_id(body));
         bool surfaced = true;
         switch (static_cast<RecordKind>(kind)) {
 #define GPROF_DECODE(Kind, number, member, name) \
@@ -285,9 +342,12 @@ bool TraceReader::next(Record& out) {
                 uint64_t skip = 0;
                 bool k = true;
                 text = get_varint(text, body_end, skip, k);
-                if (k && id > 0 && id <= (1u << 30)) {
-                    if (strings_.size() <= id) strings_.resize(id + 1);
-                    strings_[id].assign(reinterpret_cast<const char*>(text), static_cast<size_t>(body_end - text));
+                if (k && id > 0 && id > max_string_id(body)) {
+                    skip_out_of_range(RecordKind::String, id, body);
+                } else if (k && id > 0) {
+                    if (strings_.size() <= id) strings_.resize(static_cast<size_t>(id) + 1);
+                    strings_[id] = std::string_view(reinterpret_cast<const char*>(text),
+                                                    static_cast<size_t>(body_end - text));
                 }
                 surfaced = false;
                 break;
@@ -303,8 +363,14 @@ bool TraceReader::next(Record& out) {
         }
         if (!surfaced) continue;
         if (!d.ok()) {
-            warn("malformed " + std::string(record_kind_name(out.kind)) + " record in the chunk ending at offset " +
-                 std::to_string(offset_) + ": skipped");
+            ++stats_.malformed_records;
+            if (stats_.malformed_records <= kMaxDetailedWarnings)
+                warn("malformed " + std::string(record_kind_name(out.kind)) +
+                     " record in the chunk ending at offset " + std::to_string(offset_) + ": skipped");
+            continue;
+        }
+        if (uint64_t bad = d.string_id_out_of_range()) {
+            skip_out_of_range(out.kind, bad, body);
             continue;
         }
         prev_time_ = state.prev_time;

@@ -10,6 +10,7 @@
 #include "analyze/analysis.h"
 #include "analyze/ranks.h"
 #include "cli/subcommands.h"
+#include "output/output_file.h"
 #include "output/table.h"
 #include "output/text.h"
 
@@ -21,6 +22,7 @@ struct AnalyzeArgs {
     std::vector<std::string> inputs;
     std::string format = "table";
     std::string output;
+    bool force = false;  // replace an existing -o file (report/output/output_file.h)
     std::string step_range;
     double batch_size = 0;
     size_t gaps = 5;
@@ -65,34 +67,34 @@ int run_analyze(const AnalyzeArgs& args) {
         std::cerr << "gprof-report analyze: " << e.what() << "\n";
         return 2;
     }
-    std::ofstream file;
-    if (!args.output.empty()) {
-        file.open(args.output);
-        if (!file) {
-            std::cerr << "gprof-report analyze: cannot write " << args.output << "\n";
-            return 2;
-        }
-    }
-    std::ostream& out = args.output.empty() ? std::cout : file;
     // A distributed job: the ranks side by side, with the straggler named (analyze/ranks.h).
     std::optional<RankView> ranks;
     if (auto figures = rank_figures(run, args.step_range); figures.size() >= 2) ranks = compare_ranks(std::move(figures));
-    switch (format) {
-        case OutputFormat::Json: {
-            nlohmann::json j = analysis_to_json(a);
-            if (ranks) j["ranks"] = rank_view_to_json(*ranks);
-            out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-            break;
+    std::optional<OutputFile> file;
+    try {
+        if (!args.output.empty()) file.emplace(args.output, args.force);
+        std::ostream& out = file ? file->stream() : std::cout;
+        switch (format) {
+            case OutputFormat::Json: {
+                nlohmann::json j = analysis_to_json(a);
+                if (ranks) j["ranks"] = rank_view_to_json(*ranks);
+                out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+                break;
+            }
+            default: {
+                // Rendered whole, then made printable: findings quote range and kernel names the program chose.
+                std::ostringstream text;
+                if (format == OutputFormat::Markdown) render_analysis_markdown(a, text);
+                else render_analysis_table(a, text);
+                if (ranks) text << "\n", render_rank_view(*ranks, format, text);
+                out << printable_text(text.str());
+                break;
+            }
         }
-        default: {
-            // Rendered whole, then made printable: findings quote range and kernel names the program chose.
-            std::ostringstream text;
-            if (format == OutputFormat::Markdown) render_analysis_markdown(a, text);
-            else render_analysis_table(a, text);
-            if (ranks) text << "\n", render_rank_view(*ranks, format, text);
-            out << printable_text(text.str());
-            break;
-        }
+        if (file) file->commit();
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        return 2;
     }
     return 0;
 }
@@ -105,6 +107,7 @@ void register_analyze_command(CLI::App& app, int* exit_code) {
     cmd->add_option("run", args->inputs, "Run directory or trace files")->required();
     cmd->add_option("--format", args->format, "table, markdown or json")->capture_default_str();
     cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+    cmd->add_flag("--force,--force-overwrite", args->force, "Replace the -o file if it exists");
     cmd->add_option("--step-range", args->step_range,
                     "NVTX range name or regex (whole name, case-insensitive) marking one step; default: step, "
                     "iteration, ProfileStep, ProfilerStep, train_step");

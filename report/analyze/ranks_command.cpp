@@ -6,11 +6,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyze/ranks.h"
 #include "cli/subcommands.h"
+#include "output/output_file.h"
 
 namespace gprof::report {
 
@@ -25,6 +27,7 @@ struct RanksArgs {
     std::vector<std::string> inputs;
     std::string format = "table";
     std::string output;
+    bool force = false;  // replace an existing -o file
     std::string step_range;
     std::vector<std::string> clock_offsets;
     size_t rows = 20;
@@ -111,24 +114,17 @@ int run_ranks(const RanksArgs& args) {
         return 2;
     }
     RankView view = compare_ranks(std::move(figures));
-    std::ofstream file;
-    if (!args.output.empty()) {
-        file.open(args.output);
-        if (!file) {
-            std::cerr << who << "cannot write " << args.output << "\n";
-            return 2;
-        }
-    }
-    std::ostream& out = args.output.empty() ? std::cout : file;
-    if (format == OutputFormat::Json)
-        out << rank_view_to_json(view).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-    else render_rank_view(view, format, out, args.rows);
-    if (file.is_open()) {
-        file.close();
-        if (!file) {
-            std::cerr << who << "cannot write " << args.output << " (disk full?)\n";
-            return 2;
-        }
+    try {  // -o as every gprof-report output (report/output/output_file.h)
+        std::optional<OutputFile> file;
+        if (!args.output.empty()) file.emplace(args.output, args.force);
+        std::ostream& out = file ? file->stream() : std::cout;
+        if (format == OutputFormat::Json)
+            out << rank_view_to_json(view).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+        else render_rank_view(view, format, out, args.rows);
+        if (file) file->commit();
+    } catch (const std::exception& e) {
+        std::cerr << who << e.what() << "\n";
+        return 2;
     }
     return 0;
 }
@@ -146,6 +142,7 @@ void register_ranks_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--format", args->format, "table, markdown or json (the rank figures that merge)")
         ->capture_default_str();
     cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+    cmd->add_flag("--force,--force-overwrite", args->force, "Replace the -o file if it exists");
     cmd->add_option("--step-range", args->step_range,
                     "NVTX range name or regex (whole name, case-insensitive) marking one step; default as analyze");
     cmd->add_option(kClockOffsetFlag, args->clock_offsets, kClockOffsetHelp);

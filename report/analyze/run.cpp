@@ -700,7 +700,7 @@ void dropped_records_finding(const Context& c, std::vector<Finding>& out) {
     for (const ProcessTrace& proc : c.run.processes) {
         dropped += proc.dropped_total();
         if (!proc.end) ++unfinished;
-        if (proc.read_stats.corrupt_chunks || proc.read_stats.truncated_bytes) ++damaged;
+        if (proc.read_stats.damaged()) ++damaged;
     }
     if (dropped || unfinished || damaged) {
         std::string ev = std::to_string(dropped) + " records dropped";

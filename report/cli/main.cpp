@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "output/output_file.h"
 #include "reports/reports.h"
 #include "cli/subcommands.h"
 #include "output/text.h"
@@ -104,6 +105,8 @@ int main(int argc, char** argv) {
     app.add_option("--name-width", name_width, "table/markdown: shorten names longer than N characters in the "
                                                "middle (0 = full names; csv and json always keep them)")
         ->capture_default_str();
+    bool force = false;  // -o over an existing file (report/output/output_file.h: never through a symlink)
+    app.add_flag("--force,--force-overwrite", force, "Replace the -o file if it exists (never through a symbolic link)");
     size_t rows = 0;
     app.add_option("--rows", rows, "summary: rows per section of the console table, like gprof-run's brief summary "
                                    "(default: all)");
@@ -131,6 +134,8 @@ int main(int argc, char** argv) {
                                           "about 1/5 the size); default: by the output's name, else json")
         ->check(CLI::IsMember({"json", "perfetto"}));
     tl->add_flag("--gzip", tl_gzip, "Write gzip-compressed JSON (Perfetto reads it directly)");
+    bool tl_force = false;
+    tl->add_flag("--force,--force-overwrite", tl_force, "Replace the output file if it exists (never through a symbolic link)");
     bool tl_no_analysis = false;
     tl->add_flag("--no-analysis", tl_no_analysis, "Leave out the analysis track (verdict, idle gaps, findings)");
     tl_filters.add_to(tl);
@@ -176,6 +181,7 @@ int main(int argc, char** argv) {
                            : tl_gzip                                ? fs::path("timeline.json.gz")
                                                                     : fs::path("timeline.json");
             to.gzip = tl_gzip;
+            to.force = tl_force;
             to.analysis_track = !tl_no_analysis;
             TimelineStats st = write_timeline(run, out, to);
             for (const auto& w : st.warnings) std::cerr << "gprof-report: warning: " << w << '\n';
@@ -213,11 +219,9 @@ int main(int argc, char** argv) {
         ro.name_width = name_width;
         auto traces = expand_inputs(inputs);
         if (output.empty()) return run_reports(traces, ro, std::cout, std::cerr);
-        std::ofstream f(output, std::ios::binary | std::ios::trunc);
-        if (!f) return fail("cannot write '" + output + "'");
-        int rc = run_reports(traces, ro, f, std::cerr);
-        f.close();
-        if (!f) return fail("cannot write '" + output + "' (disk full?)");
+        OutputFile f(output, force);
+        int rc = run_reports(traces, ro, f.stream(), std::cerr);
+        f.commit();
         return rc;
     } catch (const std::exception& e) {
         return fail(e.what());

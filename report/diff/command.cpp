@@ -12,6 +12,7 @@
 
 #include "diff/diff.h"
 #include "cli/subcommands.h"
+#include "output/output_file.h"
 #include "output/table.h"
 
 namespace gprof::report {
@@ -31,6 +32,7 @@ struct DiffArgs {
     std::string step_range;
     std::string format = "table";
     std::string output, write_markdown, write_json;
+    bool force = false;  // replace existing output files (report/output/output_file.h)
     std::string colour = "auto";
     bool all = false;
     size_t name_width = kDefaultNameWidth;
@@ -147,10 +149,10 @@ int run_diff(const DiffArgs& a) {
     bool to_stdout = a.output.empty();
     ro.colour = a.colour == "always" || (a.colour == "auto" && to_stdout && ::isatty(STDOUT_FILENO));
 
-    auto write_file = [](const std::string& path, const std::string& text) {
-        std::ofstream f(path);
-        f << text;
-        if (!f) throw InputError("cannot write " + path);
+    auto write_file = [&a](const std::string& path, const std::string& text) {
+        OutputFile f(path, a.force);
+        f.stream() << text;
+        f.commit();
     };
     try {
         std::ostringstream main;
@@ -201,6 +203,7 @@ void register_diff_command(CLI::App& app, int* exit_code) {
     cmd->add_option("-o,--output", a->output, "Write the report to this file instead of stdout");
     cmd->add_option("--write-markdown", a->write_markdown, "Also write the markdown report (PR comment) here");
     cmd->add_option("--write-json", a->write_json, "Also write the JSON report here");
+    cmd->add_flag("--force,--force-overwrite", a->force, "Replace the files -o, --write-markdown and --write-json name if they exist");
     cmd->add_option("--color", a->colour, "auto, always or never (table only)")->capture_default_str();
     cmd->add_flag("--all", a->all, "List unchanged keys too");
     cmd->add_option("--name-width", a->name_width,

@@ -234,7 +234,7 @@ std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
 size_t Aggregate::damaged_traces() const {
     size_t n = unreadable_traces;
     for (const auto& p : processes)
-        if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++n;
+        if (p.read_stats.damaged()) ++n;
     return n;
 }
 
@@ -754,7 +754,7 @@ std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes) {
         ProcessKey parent = process_key(p.header);
         parent.pid = p.header.ppid;
         bool started_by_traced = p.header.ppid != p.header.pid && traced.count(parent);
-        bool news = !p.complete || p.ended_by_signal || p.dropped || p.read_stats.corrupt_bytes || p.read_stats.truncated_bytes ||
+        bool news = !p.complete || p.ended_by_signal || p.dropped || p.read_stats.damaged() ||
                     std::any_of(p.status_lines.begin(), p.status_lines.end(), [](const std::string& s) {
                         return s.find(" info: ") == std::string::npos;
                     });

@@ -275,8 +275,14 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
     for (const auto& in : inputs) {
         std::error_code ec;
         auto st = fs::status(in, ec);
+        // Only a missing path "does not exist": a symbolic link loop or a directory we may not enter says so.
+        if (ec && ec != std::errc::no_such_file_or_directory)
+            throw std::runtime_error("'" + in.string() + "' cannot be read: " + ec.message() +
+                                     (ec == std::errc::too_many_symbolic_link_levels ? " (a symbolic link loop)" : ""));
         if (ec || !fs::exists(st)) throw std::runtime_error("'" + in.string() + "' does not exist");
         if (fs::is_directory(st)) {
+            fs::directory_iterator probe(in, ec);
+            if (ec) throw std::runtime_error("cannot read the directory '" + in.string() + "': " + ec.message());
             auto found = find_traces(in);
             if (found.empty()) {
                 // The parent of one run directory per rank: its subdirectories, in name order.

@@ -816,7 +816,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             readable = run.processes.size();
             damaged = run.warnings.size();
             for (const auto& p : run.processes)
-                if (p.read_stats.truncated_bytes || p.read_stats.corrupt_bytes || p.read_stats.corrupt_chunks) ++damaged;
+                if (p.read_stats.damaged()) ++damaged;
         }
     }
     if (readable == 0 && options.filter.pids.empty()) {

@@ -121,6 +121,45 @@ private:
 
 // ----- the builder ----------------------------------------------------------------------------------------------
 
+// Correlation id -> a dense slot for the per-correlation tables of the builder. CUPTI numbers correlations 1, 2,
+// 3, ... per process, so a trace's ids map by their offset from the smallest; ids spread wider than twice their
+// number (plus 64 Ki) — a capture window late in a long run, or a hostile file's 2^32 - 1 — map through a sorted
+// list instead. Either way no table is sized by a value read from a file.
+class CorrelationSlots {
+public:
+    static constexpr size_t kNoSlot = SIZE_MAX;
+    void build(std::vector<uint32_t> ids) {
+        sorted_.clear();
+        size_ = 0;
+        if (ids.empty()) return;
+        auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+        min_ = *lo;
+        uint64_t span = uint64_t{*hi} - *lo + 1;
+        dense_ = span <= 2 * uint64_t{ids.size()} + 65536;
+        if (dense_) {
+            size_ = static_cast<size_t>(span);
+            return;
+        }
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        sorted_ = std::move(ids);
+        size_ = sorted_.size();
+    }
+    size_t size() const { return size_; }
+    size_t slot(uint32_t c) const {
+        if (size_ == 0) return kNoSlot;
+        if (dense_) return c >= min_ && c - min_ < size_ ? c - min_ : kNoSlot;
+        auto it = std::lower_bound(sorted_.begin(), sorted_.end(), c);
+        return it != sorted_.end() && *it == c ? static_cast<size_t>(it - sorted_.begin()) : kNoSlot;
+    }
+
+private:
+    bool dense_ = true;
+    uint32_t min_ = 0;
+    size_t size_ = 0;
+    std::vector<uint32_t> sorted_;
+};
+
 class Builder {
 public:
     Builder(const Run& run, TimelineModel& m) : run_(run), m_(m), names_(m.names) {
@@ -242,21 +281,21 @@ private:
     }
 
     // Correlations that launched a kernel/memcpy/memset (flow sources), the slice of the API call of each, and
-    // a "first op already has its flow" mark. Dense: CUPTI correlation ids are small sequential integers.
+    // a "first op already has its flow" mark, by correlation slot (CorrelationSlots: dense for CUPTI's sequential
+    // ids, never sized by a value from the file).
     void index_correlations(const ProcessTrace& p) {
-        uint32_t max_corr = 0;
-        for (const auto& k : p.kernels) max_corr = std::max(max_corr, k.correlation);
-        for (const auto& c : p.memcpys) max_corr = std::max(max_corr, c.correlation);
-        for (const auto& c : p.memsets) max_corr = std::max(max_corr, c.correlation);
-        for (const auto& g : p.graph_launches) max_corr = std::max(max_corr, g.correlation);
-        api_slice_.assign(static_cast<size_t>(max_corr) + 1, kNone);
-        has_op_.assign(static_cast<size_t>(max_corr) + 1, false);
-        last_flow_.assign(static_cast<size_t>(max_corr) + 1, kNone);
-        for (const auto& k : p.kernels) has_op_[k.correlation] = true;
-        for (const auto& c : p.memcpys) has_op_[c.correlation] = true;
-        for (const auto& c : p.memsets) has_op_[c.correlation] = true;
+        std::vector<uint32_t> ids;
+        ids.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size() + p.graph_launches.size());
+        for (const auto& k : p.kernels) ids.push_back(k.correlation);
+        for (const auto& c : p.memcpys) ids.push_back(c.correlation);
+        for (const auto& c : p.memsets) ids.push_back(c.correlation);
         for (size_t i = 0; i < p.graph_launches.size(); ++i)
-            if (p.graph_launch_is_gpu_work(i)) has_op_[p.graph_launches[i].correlation] = true;
+            if (p.graph_launch_is_gpu_work(i)) ids.push_back(p.graph_launches[i].correlation);
+        corr_slots_.build(ids);
+        api_slice_.assign(corr_slots_.size(), kNone);
+        has_op_.assign(corr_slots_.size(), false);
+        last_flow_.assign(corr_slots_.size(), kNone);
+        for (uint32_t c : ids) has_op_[corr_slots_.slot(c)] = true;
     }
 
     uint32_t thread_track(const ProcessTrace& p, uint64_t tid, uint32_t lane) {
@@ -351,9 +390,8 @@ private:
         uint32_t s = push_slice(track, p.to_run_ns(a.start), static_cast<int64_t>(a.end - a.start), names.plain(a.name),
                                 SliceSource::Api, cat, i);
         // A flow starts here only when a GPU op of this correlation exists.
-        if (a.correlation && a.correlation < has_op_.size() && has_op_[a.correlation] &&
-            api_slice_[a.correlation] == kNone)
-            api_slice_[a.correlation] = s;
+        size_t slot = a.correlation ? corr_slots_.slot(a.correlation) : CorrelationSlots::kNoSlot;
+        if (slot != CorrelationSlots::kNoSlot && has_op_[slot] && api_slice_[slot] == kNone) api_slice_[slot] = s;
     }
 
     void nvtx_slice(const ProcessTrace& p, uint32_t i, uint32_t track, ProcessNames& names) {
@@ -494,15 +532,17 @@ private:
         // their work (graph-level tracing: one slice per launch on its stream); context-wide syncs on their own
         // row; graph launches whose nodes are in the trace on a row of their own per stream (their interval spans
         // the graph's kernels on that same stream, so they would otherwise overlap).
-        auto row_key = [](const GpuItem& g) -> uint64_t {
+        // (device, row): a pair, as a device number is any 32-bit value (packing it into the top bits of one word
+        // wrapped device 2^30 onto device 0 and split its group).
+        auto row_key = [](const GpuItem& g) -> std::pair<uint32_t, uint64_t> {
             uint64_t base = g.stream == kAllStreams ? 0xFFFFFFFFull : g.stream;
             if (g.graph_row) base |= 1ull << 33;
-            return (static_cast<uint64_t>(g.device) << 40) | base;
+            return {g.device, base};
         };
         std::stable_sort(items.begin(), items.end(), [&](const GpuItem& a, const GpuItem& b) { return row_key(a) < row_key(b); });
         for (size_t b = 0; b < items.size();) {
             size_t e = b;
-            uint64_t key = row_key(items[b]);
+            const auto key = row_key(items[b]);
             while (e < items.size() && row_key(items[e]) == key) ++e;
             std::vector<LaneItem> lane_items;
             for (size_t i = b; i < e; ++i) lane_items.push_back({items[i].start, items[i].end, static_cast<uint32_t>(i - b)});
@@ -587,16 +627,18 @@ private:
             ++m_.counts.unmatched_gpu_ops;
             return;
         }
-        const uint32_t from = api_slice_[corr];
+        const size_t slot = corr_slots_.slot(corr);
+        if (slot == CorrelationSlots::kNoSlot) return;
+        const uint32_t from = api_slice_[slot];
         if (from == kNone) return;
-        const uint32_t last = last_flow_[corr];
+        const uint32_t last = last_flow_[slot];
         if (last != kNone && !every_op) return;
         uint64_t id = last == kNone ? flow_base | corr : kExtraFlowIds + extra_flows_++;
         uint32_t f = static_cast<uint32_t>(m_.flows.size());
         m_.flows.push_back({id, from, s, kNone});
         if (last == kNone) m_.slices[from].flow = f;
         else m_.flows[last].next_from = f;
-        last_flow_[corr] = f;
+        last_flow_[slot] = f;
         m_.slices[s].flow = f;
     }
 
@@ -647,6 +689,7 @@ private:
     std::map<std::pair<uint64_t, uint32_t>, uint32_t> thread_tracks_;  // (tid, lane) -> track
     uint64_t last_tid_ = 0;                 // the thread thread_track() was last asked for, and its lanes' tracks
     std::vector<uint32_t> last_tid_tracks_;
+    CorrelationSlots corr_slots_;
     std::vector<uint32_t> api_slice_;
     std::vector<bool> has_op_;
     std::vector<uint32_t> last_flow_;  // by correlation: its latest flow (kNone: none yet)

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include <zlib.h>
 
+#include "output/output_file.h"
 #include "output/table.h"
 #include "timeline/encoders.h"
 #include "timeline/model.h"
@@ -69,51 +71,41 @@ void fill_stats(TimelineStats& st, const timeline::TimelineModel& m, const timel
                               "...) are left out, as in the API tables (--cuda-nested-driver-calls keeps them)");
 }
 
-// The output descriptor: a plain create-or-truncate for gprof-report's -o, an exclusive 0600 create that refuses
-// symlinks for gprof-run's run directory.
-int open_output(const std::filesystem::path& path, bool exclusive) {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL | O_NOFOLLOW : O_TRUNC);
-    int fd = ::open(path.c_str(), flags, exclusive ? 0600 : 0666);
+// gprof-run's own output: an exclusive 0600 create that refuses symlinks (the launcher removed an old file itself
+// when --force was given). gprof-report's -o goes through OutputFile instead.
+int open_exclusive(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL | O_NOFOLLOW, 0600);
     if (fd < 0) throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
     return fd;
 }
 
-[[noreturn]] void cannot_write(const std::filesystem::path& path) {
-    throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
-}
-
-timeline::EncodeStats write_gzip(const timeline::TimelineModel& m, TimelineFormat format,
-                                 const std::filesystem::path& path, bool exclusive) {
-    int fd = open_output(path, exclusive);
+// Both writers take the descriptor over (they close it) and return false on any write error.
+bool write_gzip(const timeline::TimelineModel& m, TimelineFormat format, int fd, timeline::EncodeStats& enc) {
     gzFile gz = gzdopen(fd, "wb6");
     if (!gz) {
         ::close(fd);
-        cannot_write(path);
+        return false;
     }
     bool failed = false;
-    auto enc = encode(m, format, [&](const char* d, size_t n) {
+    enc = encode(m, format, [&](const char* d, size_t n) {
         if (!failed && gzwrite(gz, d, static_cast<unsigned>(n)) != static_cast<int>(n)) failed = true;
     });
     if (gzclose(gz) != Z_OK) failed = true;
-    if (failed) throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");
-    return enc;
+    return !failed;
 }
 
-timeline::EncodeStats write_plain(const timeline::TimelineModel& m, TimelineFormat format,
-                                  const std::filesystem::path& path, bool exclusive) {
-    int fd = open_output(path, exclusive);
+bool write_plain(const timeline::TimelineModel& m, TimelineFormat format, int fd, timeline::EncodeStats& enc) {
     FILE* f = ::fdopen(fd, "wb");
     if (!f) {
         ::close(fd);
-        cannot_write(path);
+        return false;
     }
     bool failed = false;
-    auto enc = encode(m, format, [&](const char* d, size_t n) {
+    enc = encode(m, format, [&](const char* d, size_t n) {
         if (!failed && std::fwrite(d, 1, n, f) != n) failed = true;
     });
     if (std::fclose(f) != 0) failed = true;
-    if (failed) throw std::runtime_error("cannot write '" + path.string() + "' (disk full?)");
-    return enc;
+    return !failed;
 }
 
 }  // namespace
@@ -158,8 +150,19 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
     std::string fname = st.path.filename().string();
     bool gz_suffix = fname.size() > 3 && fname.compare(fname.size() - 3, 3, ".gz") == 0;
     bool gzip = (options.gzip || gz_suffix) && st.format == TimelineFormat::ChromeJson;
-    auto enc = gzip ? write_gzip(m, st.format, st.path, options.create_exclusive)
-                    : write_plain(m, st.format, st.path, options.create_exclusive);
+    timeline::EncodeStats enc;
+    std::optional<OutputFile> out;
+    int fd = -1;
+    if (options.create_exclusive) {
+        fd = open_exclusive(st.path);
+    } else {
+        out.emplace(st.path, options.force);
+        fd = out->fd();
+    }
+    errno = 0;
+    bool ok = gzip ? write_gzip(m, st.format, fd, enc) : write_plain(m, st.format, fd, enc);
+    if (out) out->commit(/*closed_by_caller=*/true, !ok);
+    else if (!ok) throw std::runtime_error("cannot write '" + st.path.string() + "' (disk full?)");
     fill_stats(st, m, enc, options);
     st.gzipped = gzip;
     st.file_bytes = st.encoded_bytes;

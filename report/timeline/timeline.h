@@ -39,6 +39,9 @@ struct TimelineOptions {
     // gprof-run's own outputs: create the file O_EXCL|O_NOFOLLOW with mode 0600 (never follow a planted
     // symlink, never replace a file; the launcher removed an old one itself when --force was given).
     bool create_exclusive = false;
+    // gprof-report's --force: replace an existing regular file at the path (else refused; report/output/output_file.h
+    // says what is written where). A symbolic link there is refused either way.
+    bool force = false;
     // JSON asked for, but the run has more events than this: write the protobuf instead, next to the asked
     // path with its suffix replaced by ".pftrace", and say so (gprof-run's end-of-run step). nullopt = never.
     std::optional<uint64_t> json_event_limit;

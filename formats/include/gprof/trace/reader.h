@@ -54,7 +54,15 @@ struct ReadStats {
     uint64_t corrupt_bytes = 0;     // bytes skipped with them
     uint64_t truncated_bytes = 0;   // bytes of an incomplete final chunk
     uint64_t unknown_records = 0;   // kinds newer than this reader, skipped
+    uint64_t malformed_records = 0; // inside an intact chunk, but not decodable: skipped
+    uint64_t out_of_range_records = 0;  // named a string id no file could have defined there: skipped
     bool has_end = false;           // the End record was found: the writer finished cleanly
+
+    // Something in the file was lost to damage (what gprof-report's exit status 2 says); records of unknown kinds
+    // (a newer writer) and a missing End are not damage.
+    bool damaged() const {
+        return truncated_bytes || corrupt_bytes || corrupt_chunks || malformed_records || out_of_range_records;
+    }
 };
 
 class TraceReader {
@@ -73,9 +81,14 @@ public:
     // Next record in file order; false at the end of the file (warnings() is then complete).
     bool next(Record& out);
 
-    // The text of an interned string; "<string #N>" for an id whose definition was lost.
+    // The text of an interned string; "<string #N>" for an id whose definition was lost. The view lives as long
+    // as the reader.
     std::string_view string(StringId id) const;
+    // One more than the largest string id defined so far. A record next() returns may name a larger id (its
+    // definition was lost), but never one above kMaxStringId or a quarter of the file's size (a record naming one
+    // is skipped with a warning), so a table indexed by string ids is bounded by the file's size.
     size_t string_count() const { return strings_.size(); }
+    static constexpr uint64_t kMaxStringId = uint64_t{1} << 30;
 
     const ReadStats& stats() const { return stats_; }
     // Human-readable notes on anything lost or skipped, in the order found.
@@ -88,6 +101,8 @@ private:
     void finish_file();
     void warn(std::string message);
     void release_behind(size_t upto);
+    uint64_t max_string_id(const uint8_t* at) const;
+    void skip_out_of_range(RecordKind kind, uint64_t id, const uint8_t* at);
 
     std::string path_;
     TraceHeader header_;
@@ -103,7 +118,7 @@ private:
     Timestamp prev_time_ = 0;
     uint32_t prev_correlation_ = 0;
     bool done_ = false;
-    std::vector<std::string> strings_;
+    std::vector<std::string_view> strings_;  // index = string id; views of the file's bytes
     mutable std::string placeholder_;
     ReadStats stats_;
     std::vector<std::string> warnings_;
