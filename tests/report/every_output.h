@@ -81,7 +81,7 @@ inline EveryOutput run_every_output(const std::filesystem::path& run_dir, const 
         render_analysis_table(analysis, a);
         render_analysis_markdown(analysis, a);
         o.analysis_bytes = a.str().size();
-        a << analysis_to_json(analysis).dump();
+        a << analysis_to_json(analysis).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         o.analysis_bytes = a.str().size();
     });
     one_output(o, [&] {
@@ -91,7 +91,7 @@ inline EveryOutput run_every_output(const std::filesystem::path& run_dir, const 
         render_diff_table(diff, {}, d);
         render_diff_markdown(diff, {}, d);
         o.diff_bytes = d.str().size();
-        d << diff_to_json(diff).dump();
+        d << diff_to_json(diff).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         o.diff_bytes = d.str().size();
     });
     one_output(o, [&] {
