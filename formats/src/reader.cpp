@@ -298,6 +298,25 @@ void TraceReader::finish_file() {
              "what it recorded after its last complete chunk is lost");
 }
 
+bool TraceReader::next_chunk_span(ChunkSpan& out) {
+    // The first chunk's records after the header are still to be handed out; then chunk by chunk.
+    if (!(cursor_ && cursor_ < chunk_end_) && !next_chunk()) return false;
+    out.begin = cursor_;
+    out.end = chunk_end_;
+    out.end_offset = offset_;
+    cursor_ = chunk_end_;
+    return true;
+}
+
+void TraceReader::finish_chunks(const ChunkTally& tally) {
+    stats_.records += tally.records;
+    stats_.unknown_records += tally.unknown_records;
+    for (int k = 0; k < 256; ++k) unknown_kind_counts_[k] += tally.unknown_kind_counts[k];
+    stats_.has_end = stats_.has_end || tally.has_end;
+    for (const auto& w : tally.warnings) warn(w);
+    finish_file();
+}
+
 bool TraceReader::next(Record& out) {
     for (;;) {
         if (cursor_ == nullptr || cursor_ >= chunk_end_) {

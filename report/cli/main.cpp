@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -17,6 +19,7 @@
 
 #include "model/model.h"
 #include "output/output_file.h"
+#include "output/progress.h"
 #include "reports/reports.h"
 #include "cli/subcommands.h"
 #include "output/text.h"
@@ -146,12 +149,12 @@ int main(int argc, char** argv) {
     register_export_command(app, &exit_code);
     app.require_subcommand(0, 1);
 
-    // Long runs show progress, on a terminal only: never in redirected output or CI logs.
-    if (::isatty(STDERR_FILENO)) {
-        set_progress_hook([](const fs::path& trace, uint64_t records, bool finished) {
-            std::cerr << "\rgprof-report: " << trace.filename().string() << ": "
-                      << format_fixed(static_cast<double>(records) / 1e6, 1) << "M records" << (finished ? " read\n" : "...")
-                      << std::flush;
+    // Long reads show progress with rate and time left, on a terminal only: never in redirected output or CI logs,
+    // and not over JSON that goes to the same terminal.
+    if (::isatty(STDERR_FILENO) && !std::getenv("CI")) {
+        set_progress_hook([&format, progress = std::make_shared<TerminalProgress>(std::cerr)](const Progress& p) {
+            if (format == "json" && ::isatty(STDOUT_FILENO)) return;
+            (*progress)(p);
         });
     }
 

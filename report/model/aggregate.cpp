@@ -3,6 +3,13 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <mutex>
+#include <map>
+#include <functional>
+#include <exception>
+#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +21,7 @@
 #include <unordered_set>
 
 #include "gprof/trace/names.h"
+#include "gprof/trace/runtime_driver_calls.h"
 #include "model/stats.h"
 
 namespace gprof::report {
@@ -32,37 +40,6 @@ std::string untraced_reason(trace::ExecImage image) {
         case trace::ExecImage::Traced: break;
     }
     return "traced";
-}
-
-// Count, total, min, max, mean, median and stddev of v[0, n); reorders v (the median's selection). One
-// definition for 32- and 64-bit values: the selection permutes both alike, so the stddev sums in the same order
-// and the results are identical.
-template <class T> Stats stats_of(T* v, size_t n) {
-    Stats s;
-    if (n == 0) return s;
-    s.count = n;
-    long double sum = 0;
-    T mn = v[0], mx = v[0];
-    for (size_t i = 0; i < n; ++i) {
-        T x = v[i];
-        sum += x;
-        mn = std::min(mn, x);
-        mx = std::max(mx, x);
-    }
-    s.total = static_cast<uint64_t>(sum);
-    s.min = mn;
-    s.max = mx;
-    s.mean = static_cast<double>(sum / n);
-    s.median = median_in_place(v, n);
-    if (n > 1) {
-        long double sq = 0;
-        for (size_t i = 0; i < n; ++i) {
-            long double d = v[i] - static_cast<long double>(s.mean);
-            sq += d * d;
-        }
-        s.stddev = static_cast<double>(std::sqrt(sq / (n - 1)));
-    }
-    return s;
 }
 
 // ----- compact storage ----------------------------------------------------------------------------------------
@@ -159,64 +136,20 @@ private:
     bool mapped_ = false;
 };
 
-// Durations (or sizes) in arrival order: 32 bits each until one does not fit, then 64.
-class ValueList {
-public:
-    void push(uint64_t v) {
-        if (!wide_) {
-            if (v <= UINT32_MAX) {
-                narrow_.push_back(static_cast<uint32_t>(v));
-                return;
-            }
-            widen();
-        }
-        wide_values_.push_back(v);
-    }
-    size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
-    bool empty() const { return size() == 0; }
-    Stats stats() {
-        return wide_ ? stats_of(wide_values_.begin(), wide_values_.size()) : stats_of(narrow_.begin(), narrow_.size());
-    }
-    void append_to(std::vector<uint64_t>& out) const {
-        size_t n = size();
-        if (out.empty()) out.reserve(n);
-        if (wide_) out.insert(out.end(), wide_values_.begin(), wide_values_.end());
-        else out.insert(out.end(), narrow_.begin(), narrow_.end());
-    }
-    void release() {
-        narrow_.release();
-        wide_values_.release();
-        wide_ = false;
-    }
-
-private:
-    void widen() {
-        wide_values_.reserve(narrow_.size() + 1);
-        for (uint32_t x : narrow_) wide_values_.push_back(x);
-        narrow_.release();
-        wide_ = true;
-    }
-    PodBuf<uint32_t> narrow_;
-    PodBuf<uint64_t> wide_values_;
-    bool wide_ = false;
-};
-
 // Key id -> values, with a small direct-mapped cache in front of the hash map (a range holds few keys).
 struct KeyedValues {
-    std::unordered_map<uint32_t, ValueList> map;
-    std::pair<uint32_t, ValueList*> cache[16] = {};  // key ids start at 1: {0, nullptr} is an empty slot
-    ValueList& operator[](uint32_t key) {
+    std::unordered_map<uint32_t, Distribution> map;
+    std::pair<uint32_t, Distribution*> cache[16] = {};  // key ids start at 1: {0, nullptr} is an empty slot
+    Distribution& operator[](uint32_t key) {
         auto& c = cache[key & 15];
         if (c.first == key) return *c.second;
-        ValueList* l = &map[key];  // unordered_map never moves its elements
+        Distribution* l = &map[key];  // unordered_map never moves its elements
         c = {key, l};
         return *l;
     }
 };
 
 }  // namespace
-
-Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size()); }
 
 std::vector<const KeyData*> Aggregate::of(KeyCategory c) const {
     std::vector<std::pair<uint64_t, const KeyData*>> tmp;
@@ -271,14 +204,248 @@ struct GpuLite {
     uint32_t duration;
 };
 
+
+// Values of one key: every duration and (memory ops) every size.
+struct KeyValues {
+    Distribution durations, bytes;
+};
+
+// ----- the decoders' side --------------------------------------------------------------------------------------
+// A batch (a few consecutive chunks) is decoded and aggregated on a worker thread with nothing shared: its keys are
+// the trace's string ids, resolved to names when the batch is folded into the Aggregate, in file order, by which
+// time every string the batch uses is defined (the format defines a string before its first use).
+
+constexpr size_t kChunksPerBatch = 4;  // chunks are sealed at 256 KiB: about 1 MB a batch
+
+// A key of one batch: a category and what names it within the trace.
+struct LocalKey {
+    KeyCategory category;
+    uint32_t id;  // Api, Kernel: string id; Memcpy: copy kind (0-15); Memset: 0
+};
+
+// Slot (index + 1, 0 = none) by string id: a table for the usual small ids, a hash map for the rest, so a hostile
+// id never sizes a table.
+class SlotTable {
+public:
+    uint32_t& operator[](uint32_t id) {
+        if (id >= kDense) return sparse_[id];
+        if (id >= dense_.size()) dense_.resize(id + 1, 0);
+        return dense_[id];
+    }
+
+private:
+    static constexpr uint32_t kDense = 1u << 16;
+    std::vector<uint32_t> dense_;
+    std::unordered_map<uint32_t, uint32_t> sparse_;
+};
+
+// Keys of the trace being read whose durations are past the exact limit: a decoding thread then buckets their values
+// itself instead of leaving it to the fold (merging would turn its part into a histogram anyway). Read without a
+// lock: a stale "no" only leaves the bucketing to the fold, with the same result.
+class LargeKeys {
+public:
+    LargeKeys() : api_(new std::atomic<bool>[kIds]()), kernel_(new std::atomic<bool>[kIds]()) {}
+    bool is_large(const LocalKey& k) const {
+        const std::atomic<bool>* f = flag(k);
+        return f && f->load(std::memory_order_relaxed);
+    }
+    void mark(const LocalKey& k) {
+        if (std::atomic<bool>* f = flag(k)) f->store(true, std::memory_order_relaxed);
+    }
+
+private:
+    static constexpr uint32_t kIds = 1u << 16;  // string ids beyond are left to the fold
+    std::atomic<bool>* flag(const LocalKey& k) const {
+        switch (k.category) {
+            case KeyCategory::Api: return k.id < kIds ? &api_[k.id] : nullptr;
+            case KeyCategory::Kernel: return k.id < kIds ? &kernel_[k.id] : nullptr;
+            case KeyCategory::Memcpy: return &memops_[k.id & 15];
+            case KeyCategory::Memset: return &memops_[16];
+            default: return nullptr;
+        }
+    }
+    std::unique_ptr<std::atomic<bool>[]> api_, kernel_;
+    mutable std::atomic<bool> memops_[17] = {};
+};
+
+struct BatchPart {
+    uint64_t sequence = 0;
+    const LargeKeys* large = nullptr;
+    std::vector<ChunkSpan> chunks;
+    uint64_t end_offset = 0;  // file offset past its last chunk
+    ChunkTally tally;
+    std::vector<std::pair<StringId, std::string_view>> strings;  // definitions, in file order
+    std::vector<LocalKey> keys;                                  // in first-seen order
+    std::vector<KeyValues> values;                               // per local key
+    SlotTable api_slot, kernel_slot;
+    uint32_t memcpy_slot[16] = {};
+    uint32_t memset_slot = 0;
+    uint64_t records = 0, api_calls = 0, hidden_driver_calls = 0;
+    Timestamp first = 0, last = 0;
+    std::map<uint32_t, DeviceWork> gpu_work;
+    std::vector<ThreadApis> apis;  // key = local slot
+    std::unordered_map<uint64_t, uint32_t> api_thread;
+    uint32_t last_thread = UINT32_MAX;
+    PodBuf<GpuLite> gpus;  // key = local slot
+    std::unordered_map<uint32_t, uint64_t> long_gpu;
+    std::vector<uint32_t> graph_node_corrs;
+    std::vector<Record> others;  // the kinds the Aggregator takes itself at fold time (names, ranges, memory, ...)
+    std::exception_ptr error;
+
+    static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
+    uint32_t slot(uint32_t& s, KeyCategory c, uint32_t id) {
+        if (!s) {
+            keys.push_back({c, id});
+            KeyValues& v = values.emplace_back();
+            if (large && large->is_large(keys.back())) {
+                v.durations.force_sketch();
+                v.bytes.force_sketch();
+            }
+            s = static_cast<uint32_t>(keys.size());
+        }
+        return s;
+    }
+    void widen(Timestamp s, Timestamp e) {
+        if (!s) return;
+        if (!first || s < first) first = s;
+        if (e > last) last = e;
+        if (s > last) last = s;
+    }
+    void push_duration(uint32_t k, Timestamp s, Timestamp e) {
+        widen(s, e);
+        values[k - 1].durations.push(dur(s, e));
+    }
+    void add_work(uint32_t device, Timestamp s, Timestamp e) {
+        DeviceWork& w = gpu_work[device];
+        ++w.ops;
+        w.busy_ns += dur(s, e);
+    }
+    void push_gpu(uint32_t correlation, uint32_t key, uint64_t duration) {
+        if (duration >= UINT32_MAX) {
+            long_gpu[static_cast<uint32_t>(gpus.size())] = duration;
+            duration = UINT32_MAX;
+        }
+        gpus.push_back({correlation, key, static_cast<uint32_t>(duration)});
+    }
+    PodBuf<ApiLite>& thread_calls(uint64_t tid) {
+        if (last_thread < apis.size() && apis[last_thread].tid == tid) return apis[last_thread].calls;
+        auto it = api_thread.find(tid);
+        if (it == api_thread.end()) {
+            it = api_thread.emplace(tid, static_cast<uint32_t>(apis.size())).first;
+            apis.emplace_back().tid = tid;
+        }
+        last_thread = it->second;
+        return apis[last_thread].calls;
+    }
+};
+
+// The interned strings of the trace being read (bounded by what the file defines).
+class TraceStrings {
+public:
+    void define(StringId id, std::string_view text) { map_[id].assign(text); }
+    std::string_view get(StringId id) const {
+        if (id == 0) return {};
+        auto it = map_.find(id);
+        if (it != map_.end()) return it->second;
+        placeholder_ = "<string #" + std::to_string(id) + ">";
+        return placeholder_;
+    }
+    void clear() { map_.clear(); }
+
+private:
+    std::unordered_map<StringId, std::string> map_;
+    mutable std::string placeholder_;
+};
+
+struct BatchSettings {
+    bool nvtx_detail = true;
+    bool hide_runtime_driver_calls = true;
+};
+
+// Decodes and aggregates one batch. `define_now` (one thread only) takes string definitions as they come, for a
+// filter that needs names while decoding (the kernel regex).
+void aggregate_batch(BatchPart& b, const BatchSettings& s, RecordFilter* filter, TraceStrings* define_now) {
+    Record r;
+    for (const ChunkSpan& span : b.chunks) {
+        ChunkDecoder decoder(span, b.tally);
+        while (decoder.next(r)) {
+            if (r.kind == RecordKind::String) {
+                b.strings.emplace_back(decoder.string_id(), decoder.string_text());
+                if (define_now) define_now->define(decoder.string_id(), decoder.string_text());
+                continue;
+            }
+            if (s.hide_runtime_driver_calls && r.kind == RecordKind::ApiCall && is_runtime_internal_driver_call(r.api)) {
+                ++b.hidden_driver_calls;
+                continue;
+            }
+            if (filter && !filter->keep(r)) continue;
+            ++b.records;
+            switch (r.kind) {
+                case RecordKind::ApiCall: {
+                    ++b.api_calls;
+                    uint32_t k = b.slot(b.api_slot[r.api.name], KeyCategory::Api, r.api.name);
+                    b.push_duration(k, r.api.start, r.api.end);
+                    if (s.nvtx_detail) b.thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
+                    break;
+                }
+                case RecordKind::Kernel: {
+                    if (r.kernel.graph_id) b.graph_node_corrs.push_back(r.kernel.correlation);
+                    uint32_t k = b.slot(b.kernel_slot[r.kernel.name], KeyCategory::Kernel, r.kernel.name);
+                    b.push_duration(k, r.kernel.start, r.kernel.end);
+                    b.add_work(r.kernel.device, r.kernel.start, r.kernel.end);
+                    if (s.nvtx_detail) b.push_gpu(r.kernel.correlation, k, BatchPart::dur(r.kernel.start, r.kernel.end));
+                    break;
+                }
+                case RecordKind::Memcpy: {
+                    if (r.memcpy.graph_id) b.graph_node_corrs.push_back(r.memcpy.correlation);
+                    auto idx = static_cast<uint8_t>(r.memcpy.copy_kind);
+                    if (idx > 15) idx = 0;
+                    uint32_t k = b.slot(b.memcpy_slot[idx], KeyCategory::Memcpy, idx);
+                    b.push_duration(k, r.memcpy.start, r.memcpy.end);
+                    b.add_work(r.memcpy.device, r.memcpy.start, r.memcpy.end);
+                    b.values[k - 1].bytes.push(r.memcpy.bytes);
+                    if (s.nvtx_detail) b.push_gpu(r.memcpy.correlation, k, BatchPart::dur(r.memcpy.start, r.memcpy.end));
+                    break;
+                }
+                case RecordKind::Memset: {
+                    if (r.memset.graph_id) b.graph_node_corrs.push_back(r.memset.correlation);
+                    uint32_t k = b.slot(b.memset_slot, KeyCategory::Memset, 0);
+                    b.push_duration(k, r.memset.start, r.memset.end);
+                    b.add_work(r.memset.device, r.memset.start, r.memset.end);
+                    b.values[k - 1].bytes.push(r.memset.bytes);
+                    if (s.nvtx_detail) b.push_gpu(r.memset.correlation, k, BatchPart::dur(r.memset.start, r.memset.end));
+                    break;
+                }
+                case RecordKind::Sync: b.widen(r.sync.start, r.sync.end); break;
+                case RecordKind::Nvtx:
+                case RecordKind::GraphLaunch:
+                case RecordKind::Memory:
+                case RecordKind::MemoryPool:
+                case RecordKind::Device:
+                case RecordKind::Thread:
+                case RecordKind::Dropped:
+                case RecordKind::Status:
+                case RecordKind::End:
+                case RecordKind::Role:
+                case RecordKind::Exec: b.others.push_back(r); break;
+                default: break;
+            }
+        }
+    }
+}
+
 class Aggregator {
 public:
     Aggregator(Aggregate& out, const AggregateOptions& opt) : out_(out), opt_(opt) {}
 
     void begin(const StreamContext& ctx) {
         ctx_ = ctx;
-        api_key_.clear();
-        kernel_key_.clear();
+        api_key_ = {};
+        kernel_key_ = {};
+        strings_.clear();
+        large_keys_ = std::make_unique<LargeKeys>();
+        tally_ = ChunkTally();
+        hidden_driver_calls_ = 0;
         std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
         memset_key_ = 0;
         release_calls();
@@ -299,53 +466,73 @@ public:
         first_ = last_ = 0;
     }
 
-    void record(const Record& r) {
+    // Folds a batch in: batches come in file order, so keys, per-thread calls and GPU ops end up in the order a
+    // single pass would give them.
+    void fold(BatchPart& b) {
+        if (b.error) std::rethrow_exception(b.error);
         ProcessInfo& p = out_.processes.back();
-        ++p.records;
+        for (const auto& [id, text] : b.strings) strings_.define(id, text);
+        std::vector<uint32_t> global(b.keys.size());
+        for (size_t i = 0; i < b.keys.size(); ++i) {
+            const LocalKey& lk = b.keys[i];
+            uint32_t k = 0;
+            switch (lk.category) {
+                case KeyCategory::Api: k = key_for(api_key_, lk.id, KeyCategory::Api); break;
+                case KeyCategory::Kernel: k = key_for(kernel_key_, lk.id, KeyCategory::Kernel); break;
+                case KeyCategory::Memcpy: {
+                    uint32_t& slot = memcpy_key_[lk.id];
+                    auto kind = static_cast<MemcpyKind>(lk.id);
+                    if (!slot) slot = memop_key(memop_row_name(kind), memop_nsys_name(kind), KeyCategory::Memcpy);
+                    k = slot;
+                    break;
+                }
+                default:
+                    if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
+                    k = memset_key_;
+                    break;
+            }
+            global[i] = k;
+            values_[k - 1].durations.merge(std::move(b.values[i].durations));
+            values_[k - 1].bytes.merge(std::move(b.values[i].bytes));
+            if (!values_[k - 1].durations.exact()) large_keys_->mark(lk);
+        }
+        p.records += b.records;
+        p.api_calls += b.api_calls;
+        hidden_driver_calls_ += b.hidden_driver_calls;
+        widen(b.first, b.last);
+        for (const auto& [device, w] : b.gpu_work) {
+            DeviceWork& dst = p.gpu_work[device];
+            dst.ops += w.ops;
+            dst.busy_ns += w.busy_ns;
+        }
+        for (const ThreadApis& t : b.apis) {
+            PodBuf<ApiLite>& dst = thread_calls(t.tid);
+            dst.reserve(dst.size() + t.calls.size());
+            for (const ApiLite& a : t.calls) dst.push_back({a.start, a.end, a.correlation, global[a.key - 1]});
+        }
+        const uint32_t base = static_cast<uint32_t>(gpus_.size());
+        gpus_.reserve(gpus_.size() + b.gpus.size());
+        for (const GpuLite& g : b.gpus) gpus_.push_back({g.correlation, global[g.key - 1], g.duration});
+        for (const auto& [i, d] : b.long_gpu) long_gpu_[base + i] = d;
+        graph_node_corrs_.insert(b.graph_node_corrs.begin(), b.graph_node_corrs.end());
+        for (const Record& r : b.others) handle_other(p, r);
+        tally_.add(b.tally);
+    }
+
+    const LargeKeys* large_keys() const { return large_keys_.get(); }
+    const TraceStrings& strings() const { return strings_; }
+    TraceStrings& strings() { return strings_; }
+    ChunkTally& tally() { return tally_; }
+    uint64_t hidden_driver_calls() const { return hidden_driver_calls_; }
+
+    // The records a batch leaves to the fold (BatchPart::others), in file order.
+    void handle_other(ProcessInfo& p, const Record& r) {
         switch (r.kind) {
-            case RecordKind::ApiCall: {
-                ++p.api_calls;
-                uint32_t k = key_for(api_key_, r.api.name, KeyCategory::Api);
-                push_duration(k, r.api.start, r.api.end);
-                if (opt_.nvtx_detail) thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
-                break;
-            }
-            case RecordKind::Kernel: {
-                if (r.kernel.graph_id) graph_node_corrs_.insert(r.kernel.correlation);
-                uint32_t k = key_for(kernel_key_, r.kernel.name, KeyCategory::Kernel);
-                push_duration(k, r.kernel.start, r.kernel.end);
-                add_work(p, r.kernel.device, r.kernel.start, r.kernel.end);
-                if (opt_.nvtx_detail) push_gpu(r.kernel.correlation, k, dur(r.kernel.start, r.kernel.end));
-                break;
-            }
-            case RecordKind::Memcpy: {
-                if (r.memcpy.graph_id) graph_node_corrs_.insert(r.memcpy.correlation);
-                auto idx = static_cast<uint8_t>(r.memcpy.copy_kind);
-                if (idx > 15) idx = 0;
-                uint32_t& slot = memcpy_key_[idx];
-                if (!slot) slot = memop_key(memop_row_name(r.memcpy.copy_kind), memop_nsys_name(r.memcpy.copy_kind),
-                                            KeyCategory::Memcpy);
-                push_duration(slot, r.memcpy.start, r.memcpy.end);
-                add_work(p, r.memcpy.device, r.memcpy.start, r.memcpy.end);
-                values_[slot - 1].bytes.push(r.memcpy.bytes);
-                if (opt_.nvtx_detail) push_gpu(r.memcpy.correlation, slot, dur(r.memcpy.start, r.memcpy.end));
-                break;
-            }
-            case RecordKind::Memset: {
-                if (r.memset.graph_id) graph_node_corrs_.insert(r.memset.correlation);
-                if (!memset_key_) memset_key_ = memop_key("[CUDA memset]", "[CUDA memset]", KeyCategory::Memset);
-                push_duration(memset_key_, r.memset.start, r.memset.end);
-                add_work(p, r.memset.device, r.memset.start, r.memset.end);
-                values_[memset_key_ - 1].bytes.push(r.memset.bytes);
-                if (opt_.nvtx_detail) push_gpu(r.memset.correlation, memset_key_, dur(r.memset.start, r.memset.end));
-                break;
-            }
             case RecordKind::Nvtx:
                 ++p.nvtx_events;
                 if (r.nvtx.type != NvtxType::Mark) ranges_.push_back(r.nvtx);
                 widen(r.nvtx.start, r.nvtx.end);
                 break;
-            case RecordKind::Sync: widen(r.sync.start, r.sync.end); break;
             case RecordKind::GraphLaunch:
                 // GPU work only without its nodes in the trace: decided when the whole trace is read (end()).
                 widen(r.graph_launch.start, r.graph_launch.end);
@@ -364,20 +551,20 @@ public:
                 d.pid = p.header.pid;
                 d.host = host_key(p.header);
                 d.device = r.device;
-                d.name = std::string(ctx_.reader->string(r.device.name));
-                d.uuid = r.device.uuid ? std::string(ctx_.reader->string(r.device.uuid)) : std::string();
+                d.name = std::string(strings_.get(r.device.name));
+                d.uuid = r.device.uuid ? std::string(strings_.get(r.device.uuid)) : std::string();
                 out_.devices.push_back(std::move(d));
                 break;
             }
             case RecordKind::Thread:
                 p.thread_names.push_back(std::to_string(r.thread.tid) + " " +
-                                         std::string(ctx_.reader->string(r.thread.name)));
+                                         std::string(strings_.get(r.thread.name)));
                 break;
             case RecordKind::Dropped: p.dropped += r.dropped.count; break;
             case RecordKind::Status: {
                 std::string line = std::string(component_name(r.status.component)) + " " +
                                    std::string(status_level_name(r.status.level)) + ": " +
-                                   std::string(ctx_.reader->string(r.status.message));
+                                   std::string(strings_.get(r.status.message));
                 if (r.status.level != StatusLevel::Info) p.status_lines.insert(p.status_lines.begin(), line);
                 else p.status_lines.push_back(line);
                 break;
@@ -387,15 +574,15 @@ public:
                 p.ended_by_signal = r.end.signal;
                 break;
             case RecordKind::Role:
-                p.role = std::string(ctx_.reader->string(r.role.variables));
+                p.role = std::string(strings_.get(r.role.variables));
                 p.rank = r.role.rank;
                 break;
             case RecordKind::Exec: {
-                std::string path(ctx_.reader->string(r.exec.path));
+                std::string path(strings_.get(r.exec.path));
                 if (r.exec.image != ExecImage::Traced) p.untraced_programs.emplace_back(path, untraced_reason(r.exec.image));
                 if (r.exec.spawned)
                     p.untraced_children.push_back("pid " + std::to_string(r.exec.pid) + ": " +
-                                                  std::string(ctx_.reader->string(r.exec.command)) + " (" +
+                                                  std::string(strings_.get(r.exec.command)) + " (" +
                                                   untraced_reason(r.exec.image) + ")");
                 else if (r.exec.image == ExecImage::Traced)
                     p.ended_by_exec = "exec'd into " + path + " (traced on: same pid)";
@@ -515,11 +702,10 @@ private:
     }
 
     // Key index + 1 for a string id of this trace; keys are shared across traces by (category, name).
-    uint32_t key_for(std::vector<uint32_t>& cache, StringId id, KeyCategory c) {
-        if (id < cache.size() && cache[id]) return cache[id];
-        if (id >= cache.size()) cache.resize(id + 1, 0);
-        std::string name(ctx_.reader->string(id));
-        return cache[id] = global_key(name, c, "");
+    uint32_t key_for(SlotTable& cache, StringId id, KeyCategory c) {
+        uint32_t& k = cache[id];
+        if (!k) k = global_key(std::string(strings_.get(id)), c, "");
+        return k;
     }
     uint32_t memop_key(const std::string& name, const std::string& nsys, KeyCategory c) {
         return global_key(name, c, nsys);
@@ -607,8 +793,8 @@ private:
                 ++unfinished;
                 continue;
             }
-            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
-            std::string name(ctx_.reader->string(r.name));
+            std::string domain(r.domain ? strings_.get(r.domain) : std::string_view());
+            std::string name(strings_.get(r.name));
             auto key = std::make_tuple(r.tid, domain, name);
             auto it = slot.find(key);
             if (it == slot.end()) {
@@ -622,7 +808,7 @@ private:
                 it = slot.emplace(key, out_.nvtx_ranges.size() - 1).first;
             }
             NvtxRangeSummary& s = out_.nvtx_ranges[it->second];
-            s.durations.push_back(r.end - r.start);
+            s.durations.push(r.end - r.start);
             if (work_.size() < out_.nvtx_ranges.size()) work_.resize(out_.nvtx_ranges.size());
             auto& work = work_[it->second];
             if (!detail) continue;
@@ -647,21 +833,15 @@ private:
         // Key ids -> names once per range, not once per call inside it.
         for (size_t i = 0; i < work_.size(); ++i) {
             auto& dst = out_.nvtx_ranges[i];
-            for (auto& [k, v] : work_[i].api.map) {
-                v.append_to(dst.api[out_.keys[k - 1].name]);
-                v.release();
-            }
-            for (auto& [k, v] : work_[i].gpu.map) {
-                v.append_to(dst.gpu[out_.keys[k - 1].name]);
-                v.release();
-            }
+            for (auto& [k, v] : work_[i].api.map) dst.api[out_.keys[k - 1].name].merge(std::move(v));
+            for (auto& [k, v] : work_[i].gpu.map) dst.gpu[out_.keys[k - 1].name].merge(std::move(v));
         }
         work_.clear();
         // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
         for (const auto& r : ranges_) {
             if (r.end == 0 || r.end < r.start) continue;
-            std::string domain(r.domain ? ctx_.reader->string(r.domain) : std::string_view());
-            std::string name = domain + ":" + std::string(ctx_.reader->string(r.name));
+            std::string domain(r.domain ? strings_.get(r.domain) : std::string_view());
+            std::string name = domain + ":" + std::string(strings_.get(r.name));
             uint32_t k = global_key(name + '\x1e' + std::string(nvtx_type_name(r.type)), KeyCategory::Nvtx, "");
             KeyData& kd = out_.keys[k - 1];
             if (kd.nvtx_style.empty()) {
@@ -682,7 +862,11 @@ private:
     uint32_t device_work_id_ = 0;
     const ProcessInfo* device_work_owner_ = nullptr;
     std::unordered_map<std::string, uint32_t> index_;
-    std::vector<uint32_t> api_key_, kernel_key_;
+    SlotTable api_key_, kernel_key_;  // string id -> key, this trace
+    TraceStrings strings_;
+    std::unique_ptr<LargeKeys> large_keys_;  // this trace's
+    ChunkTally tally_;
+    uint64_t hidden_driver_calls_ = 0;
     uint32_t memcpy_key_[16] = {};
     uint32_t memset_key_ = 0;
     std::vector<ThreadApis> apis_;                         // per thread, in arrival order until sorted
@@ -704,26 +888,191 @@ private:
     Timestamp first_ = 0, last_ = 0;
 
 public:
-    struct KeyValues {
-        ValueList durations, bytes;
-    };
     std::vector<KeyValues> values_;  // per out_.keys index: every duration and size, until the stats are taken
 };
+
+}  // namespace
+
+namespace {
+
+unsigned default_threads() {
+    if (const char* env = std::getenv("GPROF_REPORT_THREADS")) {
+        long n = std::strtol(env, nullptr, 10);
+        if (n >= 1 && n <= 64) return static_cast<unsigned>(n);
+    }
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
+// Reads one trace chunk by chunk: batches of consecutive chunks are decoded and aggregated on `threads` worker
+// threads while this thread folds them in file order (at most 4 batches per thread ahead of the fold, so memory
+// stays bounded). With one thread, the same batches on this thread alone: the result is the same either way.
+void read_trace(TraceReader& reader, Aggregator& agg, const StreamContext& ctx, const AggregateOptions& options,
+                unsigned threads, const std::function<void(uint64_t bytes, uint64_t records)>& progress) {
+    BatchSettings settings;
+    settings.nvtx_detail = options.nvtx_detail;
+    settings.hide_runtime_driver_calls =
+        !options.filter.nested_driver_calls && !(reader.header().features & kFeatureNestedDriverCalls);
+    auto make_filter = [&]() -> std::unique_ptr<RecordFilter> {
+        if (options.filter.empty()) return nullptr;
+        const TraceStrings& strings = agg.strings();
+        return std::make_unique<RecordFilter>(options.filter, [&strings](StringId id) { return strings.get(id); },
+                                              ctx.clock_offset_ns, ctx.run_base_realtime_ns);
+    };
+    auto fill = [&reader](BatchPart& b) {
+        ChunkSpan span;
+        while (b.chunks.size() < kChunksPerBatch && reader.next_chunk_span(span)) {
+            b.chunks.push_back(span);
+            b.end_offset = span.end_offset;
+        }
+        return !b.chunks.empty();
+    };
+    uint64_t records = 0;
+    auto folded = [&](const BatchPart& b) {
+        records += b.tally.records;
+        if (progress) progress(b.end_offset, records);
+    };
+    // Names are needed while decoding only by the kernel regex: then one thread, defining strings as they come.
+    // A small trace is not worth the threads (unless asked for: the tests).
+    if (!options.filter.kernel_regex.empty() || (!options.threads && reader.stats().file_bytes < (size_t(4) << 20)))
+        threads = 1;
+    if (threads <= 1) {
+        auto filter = make_filter();
+        for (;;) {
+            BatchPart b;
+            b.large = agg.large_keys();
+            if (!fill(b)) break;
+            aggregate_batch(b, settings, filter.get(), &agg.strings());
+            agg.fold(b);
+            folded(b);
+        }
+        return;
+    }
+
+    std::mutex m;
+    std::condition_variable cv;
+    uint64_t handed_out = 0, next_fold = 0;
+    bool exhausted = false, stop = false;
+    std::map<uint64_t, std::unique_ptr<BatchPart>> done;
+    const uint64_t window = 4 * uint64_t(threads);
+    auto worker = [&] {
+        std::unique_ptr<RecordFilter> filter;
+        try {
+            filter = make_filter();
+        } catch (...) {
+        }
+        for (;;) {
+            auto b = std::make_unique<BatchPart>();
+            b->large = agg.large_keys();
+            {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return exhausted || stop || handed_out < next_fold + window; });
+                if (exhausted || stop) return;
+                try {
+                    if (!fill(*b)) {  // the walk over the file is serial: under the lock
+                        exhausted = true;
+                        cv.notify_all();
+                        return;
+                    }
+                } catch (...) {
+                    b->error = std::current_exception();
+                    exhausted = true;
+                }
+                b->sequence = handed_out++;
+            }
+            if (!b->error) {
+                try {
+                    aggregate_batch(*b, settings, filter.get(), nullptr);
+                } catch (...) {
+                    b->error = std::current_exception();
+                }
+            }
+            {
+                std::lock_guard lock(m);
+                uint64_t seq = b->sequence;
+                done.emplace(seq, std::move(b));
+            }
+            cv.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
+    std::exception_ptr failure;
+    for (;;) {
+        std::unique_ptr<BatchPart> b;
+        {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return done.count(next_fold) || (exhausted && next_fold == handed_out); });
+            auto it = done.find(next_fold);
+            if (it == done.end()) break;  // every batch is folded
+            b = std::move(it->second);
+            done.erase(it);
+            ++next_fold;
+        }
+        cv.notify_all();  // the window moved
+        try {
+            agg.fold(*b);
+            folded(*b);
+        } catch (...) {
+            failure = std::current_exception();
+            std::lock_guard lock(m);
+            stop = true;
+            break;
+        }
+    }
+    cv.notify_all();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+}
 
 }  // namespace
 
 Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options) {
     Aggregate out;
     Aggregator agg(out, options);
-    StreamCallbacks cb;
-    cb.begin = [&](const StreamContext& ctx) { agg.begin(ctx); };
-    cb.record = [&](const StreamContext&, const Record& r) { agg.record(r); };
-    cb.end = [&](const StreamContext& ctx) { agg.end(ctx); };
-    cb.unreadable = [&](const std::filesystem::path& path, const std::string& msg) {
+    const ProgressHook& progress = progress_hook();
+    auto unreadable = [&](const std::filesystem::path& path, const std::string& msg) {
         ++out.unreadable_traces;
         out.warnings.push_back(trace_label(path) + ": " + msg);
     };
-    stream_run(traces, options.filter, cb);
+    // Open every reader first (as stream_run does): the run axis needs every header's clock.
+    OpenedRun opened = open_traces(traces, options.filter, unreadable);
+    Progress done;
+    for (const auto& t : opened.traces) done.bytes_total += t.reader->stats().file_bytes;
+    if (progress) progress(done);
+    const unsigned threads = options.threads ? options.threads : default_threads();
+    for (auto& t : opened.traces) {
+        auto& r = t.reader;
+        StreamContext ctx;
+        ctx.reader = r.get();
+        ctx.clock_offset_ns = t.clock_offset_ns;
+        ctx.run_base_realtime_ns = opened.run_base_realtime_ns;
+        agg.begin(ctx);
+        done.trace = r->path();
+        std::function<void(uint64_t, uint64_t)> report;
+        if (progress)
+            report = [&](uint64_t bytes, uint64_t records) {
+                Progress now = done;
+                now.bytes_done += bytes;
+                now.records += records;
+                progress(now);
+            };
+        try {
+            read_trace(*r, agg, ctx, options, threads, report);
+        } catch (const std::exception& e) {
+            // The reader does not throw on damage; running out of memory ends this trace only.
+            unreadable(r->path(), e.what());
+        }
+        r->finish_chunks(agg.tally());
+        ctx.hidden_driver_calls = agg.hidden_driver_calls();
+        agg.end(ctx);
+        done.bytes_done += r->stats().file_bytes;
+        done.records += r->stats().records;
+        r.reset();  // unmap as soon as we are done with it
+    }
+    if (progress) {
+        done.finished = true;
+        progress(done);
+    }
     bool any = false;
     for (const auto& p : out.processes) {
         if (p.first_ns == 0 && p.last_ns == 0) continue;

@@ -1,6 +1,6 @@
 // Streaming aggregation for the summary reports (summary, *_sum): one pass over the traces, keeping per key only
-// the durations (for median and stddev) and, for the NVTX block, a compact copy of API calls and GPU ops. This is
-// what keeps the summary of a 10 M-record trace well under 1 GB without building the full model.
+// a Distribution of the durations (exact while small, a relative-error histogram once large: model/distribution.h)
+// and, for the NVTX block, a compact copy of API calls and GPU ops of the trace being read.
 #pragma once
 
 #include <cstdint>
@@ -10,19 +10,11 @@
 #include <vector>
 
 #include "model/identity.h"
+#include "model/distribution.h"
 #include "model/memory.h"
 #include "model/model.h"
 
 namespace gprof::report {
-
-// Count / total / min / max / mean / median / stddev of a set of durations (or sizes).
-struct Stats {
-    uint64_t count = 0;
-    uint64_t total = 0;
-    uint64_t min = 0, max = 0;
-    double mean = 0, median = 0, stddev = 0;  // stddev: sample (n-1), 0 for one value, like nsys
-};
-Stats compute_stats(std::vector<uint64_t>& values);  // reorders values (selection, not a full sort)
 
 // Graph: a graph launch that stands for its GPU work (ProcessTrace::graph_launch_is_gpu_work), one key per graph.
 enum class KeyCategory { Api, Kernel, Memcpy, Memset, Nvtx, Graph };
@@ -100,9 +92,9 @@ struct NvtxRangeSummary {
     std::string thread_name;
     std::string domain;  // "" = default domain
     std::string name;
-    std::vector<uint64_t> durations;               // the range's own instances
-    std::map<std::string, std::vector<uint64_t>> gpu;  // GPU op key -> durations inside the range
-    std::map<std::string, std::vector<uint64_t>> api;  // API name -> durations inside the range
+    Distribution durations;                         // the range's own instances
+    std::map<std::string, Distribution> gpu;        // GPU op key -> durations inside the range
+    std::map<std::string, Distribution> api;        // API name -> durations inside the range
 };
 
 struct Aggregate {
@@ -125,9 +117,13 @@ struct Aggregate {
 struct AggregateOptions {
     Filter filter;
     bool nvtx_detail = true;  // keep what the NVTX block needs (API calls and GPU ops per range)
+    // Threads that decode and aggregate chunks (the result is the same for any number). 0: GPROF_REPORT_THREADS,
+    // else the machine's cores, at most 4. Traces under 4 MB and --kernel-filter read on one thread.
+    unsigned threads = 0;
 };
 
-// One pass over the traces. Never throws for damaged traces (they become warnings).
+// One pass over the traces, chunks decoded on several threads. Never throws for damaged traces (they become
+// warnings).
 Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options);
 
 // nvprof's name of a memory op row: "[CUDA memcpy HtoD]", "[CUDA memset]".

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <system_error>
+#include <unordered_map>
 
 #include "gprof/trace/names.h"
 #include "gprof/trace/runtime_driver_calls.h"
@@ -41,66 +42,6 @@ uint64_t parse_time_value(std::string_view text, std::string_view whole) {
     return static_cast<uint64_t>(v * scale + 0.5);
 }
 
-// Applies a Filter to records of one trace; kernel-name matches are cached per string id.
-class RecordFilter {
-public:
-    RecordFilter(const Filter& f, const TraceReader& reader, int64_t offset, int64_t base)
-        : f_(f), reader_(reader), offset_(offset), base_(base) {
-        if (!f.kernel_regex.empty()) re_ = std::make_unique<std::regex>(f.kernel_regex, std::regex::ECMAScript);
-    }
-
-    bool keep(const Record& r) {
-        if (!f_.devices.empty()) {
-            uint32_t dev;
-            if (device_of(r, dev) && std::find(f_.devices.begin(), f_.devices.end(), dev) == f_.devices.end())
-                return false;
-        }
-        if (re_ && r.kind == RecordKind::Kernel && !kernel_matches(r.kernel.name)) return false;
-        if (f_.time_begin || f_.time_end) {
-            Timestamp s, e;
-            if (record_interval(r, s, e)) {
-                int64_t rs = static_cast<int64_t>(s) + offset_ - base_;
-                int64_t re = static_cast<int64_t>(e) + offset_ - base_;
-                if (r.kind == RecordKind::Nvtx && r.nvtx.end == 0) re = INT64_MAX;
-                if (f_.time_end && rs >= static_cast<int64_t>(*f_.time_end)) return false;
-                if (f_.time_begin && re < static_cast<int64_t>(*f_.time_begin)) return false;
-                if (f_.time_begin && re == rs && rs < static_cast<int64_t>(*f_.time_begin)) return false;
-            }
-        }
-        return true;
-    }
-
-private:
-    static bool device_of(const Record& r, uint32_t& dev) {
-        switch (r.kind) {
-            case RecordKind::Device: dev = r.device.id; return true;
-            case RecordKind::Kernel: dev = r.kernel.device; return true;
-            case RecordKind::Memcpy: dev = r.memcpy.device; return true;
-            case RecordKind::Memset: dev = r.memset.device; return true;
-            case RecordKind::Memory: dev = r.memory.device; return true;
-            case RecordKind::MemoryPool: dev = r.memory_pool.device; return true;
-            case RecordKind::GraphLaunch: dev = r.graph_launch.device; return true;
-            default: return false;
-        }
-    }
-    bool kernel_matches(StringId id) {
-        if (id >= cache_.size()) cache_.resize(id + 1, -1);
-        if (cache_[id] < 0) {
-            // The demangled name the tables show ("void at::native::..."), or the mangled one as recorded, so
-            // that filters written either way match.
-            std::string name(reader_.string(id));
-            cache_[id] = std::regex_search(demangle(name), *re_) || std::regex_search(name, *re_) ? 1 : 0;
-        }
-        return cache_[id] == 1;
-    }
-
-    const Filter& f_;
-    const TraceReader& reader_;
-    int64_t offset_, base_;
-    std::unique_ptr<std::regex> re_;
-    std::vector<int8_t> cache_;
-};
-
 int64_t clock_offset(const TraceHeader& h) {
     return h.clock.realtime_ns - static_cast<int64_t>(h.clock.trace_ns);
 }
@@ -133,6 +74,58 @@ void parse_clock_offset(std::string_view text, Filter& filter) {
         throw std::invalid_argument("--clock-offset '" + whole +
                                     "': the offset must be a signed number with an optional unit (ns, us, ms, s)");
     filter.clock_offsets[std::string(text.substr(0, eq))] = static_cast<int64_t>(std::llround(v * scale));
+}
+
+RecordFilter::RecordFilter(const Filter& f, std::function<std::string_view(StringId)> names, int64_t offset, int64_t base)
+    : f_(f), names_(std::move(names)), offset_(offset), base_(base) {
+    if (!f.kernel_regex.empty()) re_ = std::make_unique<std::regex>(f.kernel_regex, std::regex::ECMAScript);
+}
+RecordFilter::~RecordFilter() = default;
+
+bool RecordFilter::keep(const Record& r) {
+    if (!f_.devices.empty()) {
+        uint32_t dev;
+        if (device_of(r, dev) && std::find(f_.devices.begin(), f_.devices.end(), dev) == f_.devices.end())
+            return false;
+    }
+    if (re_ && r.kind == RecordKind::Kernel && !kernel_matches(r.kernel.name)) return false;
+    if (f_.time_begin || f_.time_end) {
+        Timestamp s, e;
+        if (record_interval(r, s, e)) {
+            int64_t rs = static_cast<int64_t>(s) + offset_ - base_;
+            int64_t re = static_cast<int64_t>(e) + offset_ - base_;
+            if (r.kind == RecordKind::Nvtx && r.nvtx.end == 0) re = INT64_MAX;
+            if (f_.time_end && rs >= static_cast<int64_t>(*f_.time_end)) return false;
+            if (f_.time_begin && re < static_cast<int64_t>(*f_.time_begin)) return false;
+            if (f_.time_begin && re == rs && rs < static_cast<int64_t>(*f_.time_begin)) return false;
+        }
+    }
+    return true;
+}
+
+bool RecordFilter::device_of(const Record& r, uint32_t& dev) {
+    switch (r.kind) {
+        case RecordKind::Device: dev = r.device.id; return true;
+        case RecordKind::Kernel: dev = r.kernel.device; return true;
+        case RecordKind::Memcpy: dev = r.memcpy.device; return true;
+        case RecordKind::Memset: dev = r.memset.device; return true;
+        case RecordKind::Memory: dev = r.memory.device; return true;
+        case RecordKind::MemoryPool: dev = r.memory_pool.device; return true;
+        case RecordKind::GraphLaunch: dev = r.graph_launch.device; return true;
+        default: return false;
+    }
+}
+
+bool RecordFilter::kernel_matches(StringId id) {
+    if (id < (1u << 16) && id >= cache_.size()) cache_.resize(id + 1, -1);
+    int8_t& cached = id < (1u << 16) ? cache_[id] : sparse_cache_.try_emplace(id, -1).first->second;
+    if (cached < 0) {
+        // The demangled name the tables show ("void at::native::..."), or the mangled one as recorded, so that
+        // filters written either way match.
+        std::string name(names_(id));
+        cached = std::regex_search(demangle(name), *re_) || std::regex_search(name, *re_) ? 1 : 0;
+    }
+    return cached == 1;
 }
 
 bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
@@ -306,27 +299,27 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
 }
 
 namespace {
-ProgressHook& progress_hook() {
+ProgressHook& the_progress_hook() {
     static ProgressHook hook;
     return hook;
 }
 }  // namespace
 
-void set_progress_hook(ProgressHook hook) { progress_hook() = std::move(hook); }
+const ProgressHook& progress_hook() { return the_progress_hook(); }
+void set_progress_hook(ProgressHook hook) { the_progress_hook() = std::move(hook); }
 
-void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const StreamCallbacks& cb) {
-    const ProgressHook& progress = progress_hook();
-    // Open every reader first: the run axis needs every header's clock before any record is placed on it.
-    std::vector<std::unique_ptr<TraceReader>> readers;
+OpenedRun open_traces(const std::vector<fs::path>& traces, const Filter& filter,
+                      const std::function<void(const fs::path&, const std::string&)>& unreadable) {
+    OpenedRun run;
     for (const auto& path : traces) {
         try {
             auto r = std::make_unique<TraceReader>(path.string());
             if (!filter.pids.empty() &&
                 std::find(filter.pids.begin(), filter.pids.end(), r->header().pid) == filter.pids.end())
                 continue;
-            readers.push_back(std::move(r));
+            run.traces.push_back({std::move(r), 0});
         } catch (const std::exception& e) {
-            if (cb.unreadable) cb.unreadable(path, e.what());
+            if (unreadable) unreadable(path, e.what());
         }
     }
     // Each trace's offset to the common realtime axis: its own realtime anchor (every process of one host reads the
@@ -335,29 +328,48 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
         auto it = filter.clock_offsets.find(h.hostname);
         return clock_offset(h) + (it == filter.clock_offsets.end() ? 0 : it->second);
     };
-    int64_t base = 0;
     bool have_base = false;
-    for (const auto& r : readers) {
-        int64_t start = r->header().clock.realtime_ns + (offset_of(r->header()) - clock_offset(r->header()));
-        if (!have_base || start < base) base = start;
+    for (auto& t : run.traces) {
+        const TraceHeader& h = t.reader->header();
+        t.clock_offset_ns = offset_of(h);
+        int64_t start = h.clock.realtime_ns + (t.clock_offset_ns - clock_offset(h));
+        if (!have_base || start < run.run_base_realtime_ns) run.run_base_realtime_ns = start;
         have_base = true;
     }
-    for (auto& r : readers) {
+    return run;
+}
+
+void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const StreamCallbacks& cb) {
+    const ProgressHook& progress = progress_hook();
+    // Open every reader first: the run axis needs every header's clock before any record is placed on it.
+    OpenedRun opened = open_traces(traces, filter, cb.unreadable);
+    const int64_t base = opened.run_base_realtime_ns;
+    Progress done;
+    for (const auto& t : opened.traces) done.bytes_total += t.reader->stats().file_bytes;
+    if (progress) progress(done);  // the clock of the rates starts here
+    for (auto& t : opened.traces) {
+        auto& r = t.reader;
         StreamContext ctx;
         ctx.reader = r.get();
-        ctx.clock_offset_ns = offset_of(r->header());
+        ctx.clock_offset_ns = t.clock_offset_ns;
         ctx.run_base_realtime_ns = base;
         if (cb.begin) cb.begin(ctx);
         std::unique_ptr<RecordFilter> rf;
-        if (!filter.empty()) rf = std::make_unique<RecordFilter>(filter, *r, ctx.clock_offset_ns, base);
+        if (!filter.empty())
+            rf = std::make_unique<RecordFilter>(filter, [&r](StringId id) { return r->string(id); }, ctx.clock_offset_ns, base);
         Record rec;
         uint64_t seen = 0;
-        fs::path trace_path = r->path();
+        done.trace = r->path();
         const bool hide_runtime_driver_calls =
             !filter.nested_driver_calls && !(r->header().features & kFeatureNestedDriverCalls);
         try {
             while (r->next(rec)) {
-                if (progress && (++seen & 0xFFFFF) == 0) progress(trace_path, seen, false);
+                if (progress && (++seen & 0xFFFFF) == 0) {
+                    Progress now = done;
+                    now.bytes_done += r->bytes_read();
+                    now.records += seen;
+                    progress(now);
+                }
                 if (hide_runtime_driver_calls && rec.kind == RecordKind::ApiCall &&
                     is_runtime_internal_driver_call(rec.api)) {
                     ++ctx.hidden_driver_calls;
@@ -371,8 +383,13 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
             if (cb.unreadable) cb.unreadable(r->path(), e.what());
         }
         if (cb.end) cb.end(ctx);
-        if (progress && seen >= 0x100000) progress(trace_path, seen, true);
+        done.bytes_done += r->stats().file_bytes;
+        done.records += seen;
         r.reset();  // unmap as soon as we are done with it
+    }
+    if (progress) {
+        done.finished = true;
+        progress(done);
     }
 }
 

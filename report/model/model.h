@@ -14,10 +14,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gprof/trace/header.h"
@@ -58,6 +60,27 @@ inline constexpr const char* kNestedDriverCallsFlag = "--cuda-nested-driver-call
 inline constexpr const char* kNestedDriverCallsHelp =
     "Show the driver calls the CUDA runtime makes itself (cuKernelGetName before every launch, ...); left out of "
     "API tables by default, like gprof-run leaves them out of new traces";
+
+// Applies a Filter to the records of one trace (stream_run, and aggregate_run's decoders: one per thread, as
+// keep() caches kernel-name matches per string id). `names` gives a string id's text, for the kernel regex.
+class RecordFilter {
+public:
+    RecordFilter(const Filter& f, std::function<std::string_view(trace::StringId)> names, int64_t clock_offset_ns,
+                 int64_t run_base_realtime_ns);
+    ~RecordFilter();
+    bool keep(const trace::Record& r);
+
+private:
+    static bool device_of(const trace::Record& r, uint32_t& dev);
+    bool kernel_matches(trace::StringId id);
+
+    const Filter& f_;
+    std::function<std::string_view(trace::StringId)> names_;
+    int64_t offset_, base_;
+    std::unique_ptr<std::regex> re_;
+    std::vector<int8_t> cache_;                           // string id -> -1 unknown, 0 no, 1 matches
+    std::unordered_map<trace::StringId, int8_t> sparse_cache_;  // ids from 2^16 (bounded by what the file defines)
+};
 
 // Parses "A:B" into time_begin/time_end: either side may be empty; each is a number with an optional unit
 // (ns, us, ms, s; a bare number is ns, like the JSON output), on the run axis. Throws std::invalid_argument with
@@ -194,6 +217,20 @@ Run load_run(const std::vector<std::filesystem::path>& inputs, const LoadOptions
 
 // ----- streaming access, for reports that must not hold the whole run (the 10 M-record summary) --------------
 
+// The readable traces of a run (those the pid filter selects), opened, each with its offset to the run's realtime
+// axis (its own clock anchor plus --clock-offset for its host), and the axis's zero: what stream_run and
+// aggregate_run read. Unreadable files go to `unreadable` (path, message).
+struct OpenedTrace {
+    std::unique_ptr<trace::TraceReader> reader;
+    int64_t clock_offset_ns = 0;
+};
+struct OpenedRun {
+    std::vector<OpenedTrace> traces;
+    int64_t run_base_realtime_ns = 0;
+};
+OpenedRun open_traces(const std::vector<std::filesystem::path>& traces, const Filter& filter,
+                      const std::function<void(const std::filesystem::path&, const std::string&)>& unreadable);
+
 // What a streaming visitor knows about the trace being read.
 struct StreamContext {
     const trace::TraceReader* reader = nullptr;  // header(), string(), stats(), warnings()
@@ -217,9 +254,17 @@ struct StreamCallbacks {
 void stream_run(const std::vector<std::filesystem::path>& traces, const Filter& filter,
                 const StreamCallbacks& callbacks);
 
-// Progress of long reads, for a terminal: called every 2^20 records of a trace and once when it is done
-// (finished = true). Process-wide; empty by default (library users and finish_run print nothing).
-using ProgressHook = std::function<void(const std::filesystem::path& trace, uint64_t records, bool finished)>;
+// Progress of long reads, for a terminal (output/progress.h shows rate and time left). A read (stream_run,
+// load_run, aggregate_run) reports at least every 2^20 records and about every 4 MB, then once with finished = true
+// when every trace is read. Process-wide; empty by default (library users and finish_run print nothing).
+struct Progress {
+    std::filesystem::path trace;                // the trace being read
+    uint64_t bytes_done = 0, bytes_total = 0;  // of every trace of this read (file sizes)
+    uint64_t records = 0;                      // records read so far, every trace
+    bool finished = false;
+};
+using ProgressHook = std::function<void(const Progress&)>;
+const ProgressHook& progress_hook();
 void set_progress_hook(ProgressHook hook);
 
 // The record's [start, end) on its trace clock (end == start for instants); false for untimed records.

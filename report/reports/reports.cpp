@@ -450,12 +450,9 @@ void print_rows(const std::vector<Row8>& rows, size_t name_width, std::ostream& 
 
 using NamedStats = std::vector<std::pair<std::string, Stats>>;
 
-NamedStats with_stats(const std::map<std::string, std::vector<uint64_t>>& m, bool demangle_names) {
+NamedStats with_stats(const std::map<std::string, Distribution>& m, bool demangle_names) {
     NamedStats out;
-    for (const auto& [k, v] : m) {
-        auto copy = v;
-        out.emplace_back(demangle_names ? demangle(k) : k, compute_stats(copy));
-    }
+    for (const auto& [k, v] : m) out.emplace_back(demangle_names ? demangle(k) : k, v.stats());
     return out;
 }
 
@@ -669,8 +666,7 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
         prev = r;
         out << "      Range \"" << shorten_name(printable_line(r->name), name_width) << "\"\n";
         std::vector<Row8> nrows;
-        auto own = r->durations;
-        section_rows("Range", {{r->name, compute_stats(own)}}, 0, nrows);
+        section_rows("Range", {{r->name, r->durations.stats()}}, 0, nrows);
         NamedStats gpu = with_stats(r->gpu, true), api = with_stats(r->api, false);
         section_rows("GPU activities", gpu, max_rows, nrows);
         section_rows("API calls", api, max_rows, nrows);
@@ -738,8 +734,8 @@ namespace {
 
 json nvtx_block_json(const Aggregate& agg) {
     json out = json::array();
-    auto stats_json = [](std::vector<uint64_t> v) {
-        Stats s = compute_stats(v);
+    auto stats_json = [](const Distribution& v) {
+        Stats s = v.stats();
         return json{{"count", s.count}, {"total_ns", s.total}, {"avg_ns", s.mean}, {"med_ns", s.median},
                     {"min_ns", s.min},   {"max_ns", s.max},     {"stddev_ns", s.stddev}};
     };

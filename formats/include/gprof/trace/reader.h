@@ -65,6 +65,49 @@ struct ReadStats {
     }
 };
 
+// ----- chunk by chunk: decoding on several threads ---------------------------------------------------------
+// Every intact chunk decodes on its own (delta bases restart in each chunk; strings are defined before their first
+// use in file order), so one thread can walk a file with TraceReader::next_chunk_span() while others decode the
+// chunks with ChunkDecoder. finish_chunks() takes what the decoders counted, summed in file order, so stats() and
+// warnings() end as next() leaves them (decoders' own warnings, only ever for writer bugs, come after the walk's).
+// Use either next() or the chunk interface on a reader, not both.
+struct ChunkSpan {
+    const uint8_t* begin = nullptr;  // the chunk's records (the first chunk's start after the header)
+    const uint8_t* end = nullptr;
+    uint64_t end_offset = 0;         // file offset just past the chunk, for messages
+};
+
+// What decoding found besides the records; add() appends a later part of the file.
+struct ChunkTally {
+    uint64_t records = 0;  // surfaced records (String records excluded)
+    uint64_t unknown_records = 0;
+    uint64_t unknown_kind_counts[256] = {};
+    bool has_end = false;
+    std::vector<std::string> warnings;
+    void add(const ChunkTally& later);
+};
+
+// Decodes one chunk. next() yields what TraceReader::next() would, and also the string definitions: out.kind ==
+// RecordKind::String, with string_id() and string_text() (pointing into the reader's mapping: valid while the
+// reader lives) describing it. Thread-safe across decoders of different chunks.
+class ChunkDecoder {
+public:
+    ChunkDecoder(const ChunkSpan& span, ChunkTally& tally) : p_(span.begin), end_(span.end), end_offset_(span.end_offset), tally_(tally) {}
+    bool next(Record& out);
+    StringId string_id() const { return string_id_; }
+    std::string_view string_text() const { return string_text_; }
+
+private:
+    const uint8_t* p_;
+    const uint8_t* end_;
+    uint64_t end_offset_;
+    ChunkTally& tally_;
+    Timestamp prev_time_ = 0;
+    uint32_t prev_correlation_ = 0;
+    StringId string_id_ = 0;
+    std::string_view string_text_;
+};
+
 class TraceReader {
 public:
     // Opens and validates the preamble and header. Throws TraceError with a message fit for the user.
@@ -81,6 +124,11 @@ public:
     // Next record in file order; false at the end of the file (warnings() is then complete).
     bool next(Record& out);
 
+    // Chunk by chunk (see ChunkSpan): the next intact chunk in file order, damage skipped and warned about as by
+    // next(); false at the end of the file. Then finish_chunks() with the decoders' tallies summed in file order.
+    bool next_chunk_span(ChunkSpan& out);
+    void finish_chunks(const ChunkTally& tally);
+
     // The text of an interned string; "<string #N>" for an id whose definition was lost. The view lives as long
     // as the reader.
     std::string_view string(StringId id) const;
@@ -91,6 +139,8 @@ public:
     static constexpr uint64_t kMaxStringId = uint64_t{1} << 30;
 
     const ReadStats& stats() const { return stats_; }
+    // Bytes of the file walked so far (for progress: stats().file_bytes is the whole).
+    uint64_t bytes_read() const { return offset_; }
     // Human-readable notes on anything lost or skipped, in the order found.
     const std::vector<std::string>& warnings() const { return warnings_; }
 
