@@ -82,6 +82,7 @@ bool report_run(const EndOfRunRequest& request, Console& console) {
     options.timeline_path = request.timeline;
     options.summary_out = &console.stream();
     options.write_summary_file = true;
+    if (request.html) options.html_path = request.run_dir / "report.html";
     r::EndOfRunResult result = r::finish_run(options);
     console.stream().flush();
 
@@ -93,6 +94,7 @@ bool report_run(const EndOfRunRequest& request, Console& console) {
     console.warn("run directory: " + request.run_dir.string() + " (" + traces + ")");
     if (result.timeline) console.warn("timeline:      " + result.timeline->string() + " (open in ui.perfetto.dev)");
     if (result.summary_file) console.warn("summary:       " + result.summary_file->string());
+    if (result.html_file) console.warn("report:        " + result.html_file->string() + " (open in a browser)");
     bool ok = result.ok;
     stats_and_exports(request, result.traces, console, ok);
     return ok;

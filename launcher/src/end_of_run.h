@@ -21,6 +21,7 @@ struct EndOfRunRequest {
     bool stats = false;                               // --stats=true: nsys's report tables after the summary
     std::string timeunit;                             // their time unit ("" = ns)
     std::vector<std::string> exports;                 // --export: "sqlite" -> report.sqlite, "json" -> report.json
+    bool html = true;                                 // <run dir>/report.html; false: --no-html
 };
 
 // The reports --stats prints: nsys stats' default set, less those a gprof-run trace has no data for.

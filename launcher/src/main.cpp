@@ -173,6 +173,7 @@ int run(int argc, char** argv) {
     request.stats = o.stats;
     request.timeunit = o.timeunit;
     request.exports = o.exports;
+    request.html = !o.no_html;
     report_run(request, console);
     return outcome.exit_code;
 }

@@ -231,7 +231,7 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         summary, log_file, timeline, wait;
     bool version = false;
     app.add_option("-o,--output", output,
-                   "Run directory: traces, timeline.json and summary.txt (default: gprof-<app>-<date>-<time>)")
+                   "Run directory: traces, timeline.json, summary.txt and report.html (default: gprof-<app>-<date>-<time>)")
         ->type_name("DIR");
     app.add_option("-t,--trace", trace, "What to record: cuda, nvtx, cuda,nvtx (default) or none")
         ->type_name("LIST");
@@ -275,6 +275,7 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
                    "writes Perfetto's protobuf, as does a run too big for JSON)")
         ->type_name("PATH");
     app.add_flag("--no-timeline", o.no_timeline, "Do not write the timeline");
+    app.add_flag("--no-html", o.no_html, "Do not write report.html (the run at a glance) into the run directory");
     app.add_option("--wait-children", wait,
                    "Once the app has exited, wait at most SEC seconds for processes it left running (default 10)")
         ->type_name("SEC");

@@ -33,6 +33,7 @@ struct LaunchOptions {
     std::optional<std::string> log_file;      // pattern, unexpanded
     std::optional<std::string> timeline;      // pattern, unexpanded
     bool no_timeline = false;
+    bool no_html = false;                     // --no-html: no <run dir>/report.html
     double wait_children_sec = 10.0;          // bound on waiting for descendants once the app has exited
     bool stats = false;                       // --stats=true: nsys's report tables after the run
     std::vector<std::string> exports;         // --export: sqlite, json (each once), after the run

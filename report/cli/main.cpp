@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
     register_analyze_command(app, &exit_code);
     register_ranks_command(app, &exit_code);
     register_export_command(app, &exit_code);
+    register_html_command(app, &exit_code);
     app.require_subcommand(0, 1);
 
     // Long reads show progress with rate and time left, on a terminal only: never in redirected output or CI logs,
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
         }
         for (auto* sub : app.get_subcommands())
             if (sub->get_name() == "diff" || sub->get_name() == "analyze" || sub->get_name() == "ranks" ||
-                sub->get_name() == "export")
+                sub->get_name() == "export" || sub->get_name() == "html")
                 return exit_code;
 
         // Split positionals: report names first; everything else is an input. A path that exists wins over a

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "diff/diff.h"
+#include "html/html.h"
 #include "cli/subcommands.h"
 #include "output/output_file.h"
 #include "output/table.h"
@@ -31,7 +32,7 @@ struct DiffArgs {
     bool by_launch_config = false;
     std::string step_range;
     std::string format = "table";
-    std::string output, write_markdown, write_json;
+    std::string output, write_markdown, write_json, write_html;
     bool force = false;  // replace existing output files (report/output/output_file.h)
     std::string colour = "auto";
     bool all = false;
@@ -112,8 +113,9 @@ int run_diff(const DiffArgs& a) {
     FigureOptions fo;
     OutputFormat format;
     try {
-        format = parse_format(a.format);
-        if (format == OutputFormat::Csv) throw std::invalid_argument("diff has no csv form; use table, markdown or json");
+        // html (report/html/) is the CI view to attach to a pull request; the other forms are output/'s.
+        format = a.format == "html" ? OutputFormat::Table : parse_format(a.format);
+        if (format == OutputFormat::Csv) throw std::invalid_argument("diff has no csv form; use table, markdown, json or html");
         th.fail_above_pct = a.fail_above;
         if (a.fail_above < 0) throw std::invalid_argument("--fail-above must be >= 0");
         th.min_delta_ns = parse_duration_ns(a.min_delta);
@@ -156,7 +158,8 @@ int run_diff(const DiffArgs& a) {
     };
     try {
         std::ostringstream main;
-        if (format == OutputFormat::Json) main << diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        if (a.format == "html") main << html::render_diff_page(r, a.all);
+        else if (format == OutputFormat::Json) main << diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         else if (format == OutputFormat::Markdown) render_diff_markdown(r, ro, main);
         else render_diff_table(r, ro, main);
         if (to_stdout) std::cout << main.str();
@@ -167,6 +170,7 @@ int run_diff(const DiffArgs& a) {
             write_file(a.write_markdown, md.str());
         }
         if (!a.write_json.empty()) write_file(a.write_json, diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        if (!a.write_html.empty()) write_file(a.write_html, html::render_diff_page(r, a.all));
     } catch (const std::exception& e) {
         std::cerr << "gprof-report diff: " << e.what() << "\n";
         return 2;
@@ -199,11 +203,13 @@ void register_diff_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--thresholds", a->thresholds_file, "JSON file with defaults and per-key rules (docs/ci.md)");
     cmd->add_flag("--by-launch-config", a->by_launch_config, "Key kernels by name + grid + block");
     cmd->add_option("--step-range", a->step_range, "NVTX range name or regex marking one step (run:step_time)");
-    cmd->add_option("--format", a->format, "table, markdown or json")->capture_default_str();
+    cmd->add_option("--format", a->format, "table, markdown, json or html (one self-contained page)")
+        ->capture_default_str();
     cmd->add_option("-o,--output", a->output, "Write the report to this file instead of stdout");
     cmd->add_option("--write-markdown", a->write_markdown, "Also write the markdown report (PR comment) here");
     cmd->add_option("--write-json", a->write_json, "Also write the JSON report here");
-    cmd->add_flag("--force,--force-overwrite", a->force, "Replace the files -o, --write-markdown and --write-json name if they exist");
+    cmd->add_flag("--force,--force-overwrite", a->force, "Replace the files -o, --write-markdown, --write-json and --write-html name if they exist");
+    cmd->add_option("--write-html", a->write_html, "Also write the HTML page here");
     cmd->add_option("--color", a->colour, "auto, always or never (table only)")->capture_default_str();
     cmd->add_flag("--all", a->all, "List unchanged keys too");
     cmd->add_option("--name-width", a->name_width,

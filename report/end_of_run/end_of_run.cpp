@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "html/html.h"
 #include "model/aggregate.h"
 #include "model/model.h"
 #include "reports/reports.h"
@@ -130,6 +131,26 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             if (write_new_file(file, text.str())) result.summary_file = file;
             else {
                 result.warnings.push_back("cannot write " + file.string() + ": " + std::strerror(errno));
+                result.ok = false;
+            }
+        }
+        if (options.html_path) {
+            // The same aggregate, model and analysis as the summary above: the page and the text never disagree.
+            // Written like summary.txt: created exclusively, 0600, never through a symlink, removed if cut short.
+            try {
+                html::RunPageInputs in;
+                in.run = &*run;
+                in.aggregate = &agg;
+                in.analysis = analysis ? &*analysis : nullptr;
+                in.analysis_error = analysis ? "" : "the analysis failed (see the summary)";
+                in.source = options.run_dir.string();
+                if (write_new_file(*options.html_path, html::render_run_page(in))) result.html_file = options.html_path;
+                else {
+                    result.warnings.push_back("cannot write " + options.html_path->string() + ": " + std::strerror(errno));
+                    result.ok = false;
+                }
+            } catch (const std::exception& e) {
+                result.warnings.push_back(std::string("report.html not written: ") + e.what());
                 result.ok = false;
             }
         }

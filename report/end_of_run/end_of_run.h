@@ -1,4 +1,5 @@
-// What gprof-run does after the app ends: the summary, the Chrome trace of the whole run, and where they went.
+// What gprof-run does after the app ends: the summary, the Chrome trace of the whole run, report.html, and where
+// they went.
 // The launcher calls finish_run(); `gprof-report` runs the same code, so both always agree.
 #pragma once
 
@@ -24,6 +25,7 @@ struct EndOfRunOptions {
     std::optional<uint64_t> json_event_limit = kJsonTimelineEventLimit;
     std::ostream* summary_out = nullptr;                  // where the summary is printed (stderr or --log-file)
     bool write_summary_file = true;                       // also write <run_dir>/summary.txt
+    std::optional<std::filesystem::path> html_path;       // report.html to write (report/html/); nullopt = none
 };
 
 struct EndOfRunResult {
@@ -31,6 +33,7 @@ struct EndOfRunResult {
     std::optional<std::filesystem::path> timeline;        // the timeline written, if any (its path may differ
                                                           // from timeline_path: see json_event_limit)
     std::optional<std::filesystem::path> summary_file;    // written summary.txt, if any
+    std::optional<std::filesystem::path> html_file;       // written report.html, if any
     std::vector<std::string> warnings;                    // truncated/corrupt traces etc., one line each
     bool ok = true;                                       // false: something could not be written
 };

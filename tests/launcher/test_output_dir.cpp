@@ -71,6 +71,26 @@ TEST_CASE("the run directory holds the traces, timeline.json and summary.txt unl
     CHECK(r.err.find("timeline:") == std::string::npos);
 }
 
+TEST_CASE("the run directory holds report.html (0600) unless --no-html", "[launcher][output][html]") {
+    gprof::testing::TempDir tmp;
+    Spec spec;
+    spec.umask_zero = true;
+    auto r = gprof_run({"-o", "run", kApp, "exit", "0"}, tmp.path(), spec);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    fs::path page = tmp.path() / "run/report.html";
+    REQUIRE(fs::exists(page));
+    CHECK(mode_of(page) == 0600);
+    CHECK(read_file(page).find("<section id=\"processes\">") != std::string::npos);
+    CHECK(r.err.find("report:        " + page.string() + " (open in a browser)") != std::string::npos);
+
+    r = gprof_run({"-o", "plain", "--no-html", kApp, "exit", "0"}, tmp.path());
+    REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(fs::exists(tmp.path() / "plain/report.html"));
+    CHECK(fs::exists(tmp.path() / "plain/summary.txt"));
+    CHECK(r.err.find("report:") == std::string::npos);
+}
+
 TEST_CASE("a log file and timeline inside the run directory", "[launcher][output]") {
     gprof::testing::TempDir tmp;
     auto r = gprof_run({"-o", "run", "--log-file", "run/log.txt", "--timeline", "run/sub/t.json", kApp, "exit", "3"},
