@@ -137,7 +137,7 @@ def main():
         check_page(browser, diff, ["Base vs new", "memcpy:HtoD", 'class="diffbars"'], failures, "diff")
         check_sorting(browser, torch, failures)
         if args.screenshot:
-            chromium(browser, "file://" + torch, ["--screenshot=" + args.screenshot, "--window-size=1280,2200",
+            chromium(browser, "file://" + torch, ["--screenshot=" + args.screenshot, "--window-size=1280,1760",
                                                   "--hide-scrollbars"])
             print("screenshot: " + args.screenshot)
     for f in failures:
