@@ -1,5 +1,7 @@
 #include "html/escape.h"
 
+#include "output/text.h"
+
 #include <cctype>
 #include <cstdint>
 #include <vector>
@@ -8,49 +10,9 @@ namespace gprof::report::html {
 
 namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // U+2026
 
-// Length of the valid UTF-8 sequence starting at text[i], 0 when it is not one (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF).
-size_t sequence_length(std::string_view text, size_t i) {
-    auto byte = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
-    uint8_t b0 = byte(i);
-    if (b0 < 0x80) return 1;
-    size_t n;
-    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
-    else if (b0 == 0xE0) n = 3, lo = 0xA0;
-    else if (b0 >= 0xE1 && b0 <= 0xEC) n = 3;
-    else if (b0 == 0xED) n = 3, hi = 0x9F;
-    else if (b0 >= 0xEE && b0 <= 0xEF) n = 3;
-    else if (b0 == 0xF0) n = 4, lo = 0x90;
-    else if (b0 >= 0xF1 && b0 <= 0xF3) n = 4;
-    else if (b0 == 0xF4) n = 4, hi = 0x8F;
-    else return 0;
-    if (i + n > text.size()) return 0;
-    if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-    for (size_t k = 2; k < n; ++k)
-        if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-    return n;
-}
-
 bool is_bad_control(uint8_t c) { return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F; }
-
-template <typename Emit>
-void for_each_unit(std::string_view text, Emit emit) {
-    size_t i = 0;
-    while (i < text.size()) {
-        size_t n = sequence_length(text, i);
-        if (n == 0 || (n == 1 && is_bad_control(static_cast<uint8_t>(text[i])))) {
-            emit(kReplacement);
-            ++i;
-            continue;
-        }
-        emit(text.substr(i, n));
-        i += n;
-    }
-}
 
 // Code point boundaries of valid UTF-8: the byte offset of each code point, plus the end.
 std::vector<size_t> boundaries(std::string_view s) {
@@ -149,29 +111,21 @@ std::string collapse_parameters(const std::string& s) {
 }  // namespace
 
 std::string escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size() + text.size() / 8);
-    for_each_unit(text, [&](std::string_view unit) {
-        if (unit.size() != 1) {
-            out += unit;
-            return;
-        }
-        switch (unit[0]) {
+    // Valid UTF-8 first (output/text.h, the one place that decides what is valid), then markup and controls.
+    std::string valid = report::valid_utf8(text), out;
+    out.reserve(valid.size() + valid.size() / 8);
+    for (char ch : valid) {
+        switch (ch) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
             case '>': out += "&gt;"; break;
             case '"': out += "&quot;"; break;
             case '\'': out += "&#39;"; break;
-            default: out += unit[0];
+            default:
+                if (is_bad_control(static_cast<uint8_t>(ch))) out += report::kReplacementChar;
+                else out += ch;
         }
-    });
-    return out;
-}
-
-std::string valid_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for_each_unit(text, [&](std::string_view unit) { out += unit; });
+    }
     return out;
 }
 
@@ -183,7 +137,7 @@ size_t utf8_length(std::string_view text) {
 }
 
 std::string shorten_name(std::string_view name, size_t max_chars) {
-    std::string s = valid_utf8(name);
+    std::string s = report::valid_utf8(name);
     if (max_chars < 8) max_chars = 8;
     if (utf8_length(s) <= max_chars) return s;
     // Step by step, stopping as soon as it fits: each step hides more of what tells kernels apart.

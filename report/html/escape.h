@@ -8,20 +8,17 @@
 
 namespace gprof::report::html {
 
-// Valid UTF-8 with & < > " ' escaped as character references; an invalid byte sequence (overlong forms, surrogates,
-// stray continuation bytes, a sequence cut short) and C0/DEL control characters other than tab and newline become
-// U+FFFD, once per offending byte. Safe in element content and in quoted attribute values.
+// Valid UTF-8 (output/text.h's valid_utf8: each byte of an ill-formed sequence becomes U+FFFD) with & < > " '
+// escaped as character references, and C0/DEL control characters other than tab and newline as U+FFFD too. Safe in element content and in quoted attribute values.
 std::string escape(std::string_view text);
-
-// The text with invalid UTF-8 replaced (as escape() does), nothing escaped: for measuring and cutting names.
-std::string valid_utf8(std::string_view text);
 
 // A long C++ name made readable in a table cell, like profilers' tables shorten them, step by step until it fits:
 // a leading "void " and "(anonymous namespace)::" dropped, the parameter list collapsed to "(…)", namespace
 // qualifiers dropped (inside template arguments first, then the name's own), template arguments nested three and
 // then two deep collapsed to "<…>" (never the first level, which tells a template's instances apart), and what is
 // still longer than max_chars (code points) cut in the middle with "…". Names that are short enough come back unchanged. The full name belongs
-// in the cell's hover text. Input and output are valid UTF-8 (see valid_utf8), not escaped.
+// in the cell's hover text. The output is valid UTF-8, not escaped. Unlike output/text.h's shorten_name for console tables
+// (a plain middle cut), this one knows C++ names.
 std::string shorten_name(std::string_view name, size_t max_chars = 100);
 
 // Number of code points in valid UTF-8.

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "html/escape.h"
+#include "output/text.h"
 #include "html/svg.h"
 
 namespace gprof::report::html {
@@ -322,7 +323,7 @@ std::string section(const std::string& id, const std::string& title, const std::
 
 std::string name_cell(const std::string& name, const std::string& more, size_t max_chars) {
     std::string shown = shorten_name(name, max_chars);
-    std::string full = valid_utf8(name);
+    std::string full = report::valid_utf8(name);
     if (shown == full && more.empty()) return "<span class=\"name\">" + escape(full) + "</span>";
     std::string tip = full + (more.empty() ? "" : "\n" + more);
     return "<span class=\"name\" title=\"" + escape(tip) + "\">" + escape(shown) + "</span>";

@@ -71,7 +71,7 @@ def gprof_run_options_part(words):
     return " ".join(kept)
 
 
-SUBCOMMANDS = {"timeline", "diff", "analyze", "export", "ranks"}
+SUBCOMMANDS = {"timeline", "diff", "analyze", "export", "ranks", "html"}
 
 
 def main():

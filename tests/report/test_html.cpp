@@ -12,6 +12,7 @@
 #include "diff/diff.h"
 #include "end_of_run/end_of_run.h"
 #include "html/escape.h"
+#include "output/text.h"
 #include "html/figures.h"
 #include "html/html.h"
 #include "html/svg.h"
@@ -98,7 +99,7 @@ TEST_CASE("escape: markup and quotes become references; invalid UTF-8 and contro
     CHECK(h::escape("x\xe2\x82") == "x" + kFffd + kFffd);                      // cut short at the end
     CHECK(h::escape("\xf4\x90\x80\x80") == kFffd + kFffd + kFffd + kFffd);     // above U+10FFFF
     CHECK(h::escape(std::string("a\0b\x01\x7f\tc\n", 8)) == "a" + kFffd + "b" + kFffd + kFffd + "\tc\n");
-    CHECK(h::valid_utf8("ok\xff<") == "ok" + kFffd + "<");
+    CHECK(gprof::report::valid_utf8("ok\xff<") == "ok" + kFffd + "<");
     CHECK(h::utf8_length("\xE6\x97\xA5\xE6\x9C\xAC!") == 3);
 }
 
@@ -130,7 +131,7 @@ TEST_CASE("shorten_name: readable kernel names with the full name kept for the h
     for (int i = 0; i < 100; ++i) wide += "\xE6\x97\xA5";
     std::string sw = h::shorten_name(wide, 20);
     CHECK(h::utf8_length(sw) == 20);
-    CHECK(h::valid_utf8(sw) == sw);
+    CHECK(gprof::report::valid_utf8(sw) == sw);
 }
 
 TEST_CASE("busy_fractions: the share of each bin covered by busy intervals", "[html]") {
@@ -240,7 +241,7 @@ TEST_CASE("the run page escapes hostile names and replaces invalid UTF-8", "[htm
     CHECK(page.find("&lt;script&gt;alert(&#39;kernel&#39;)&lt;/script&gt;") != std::string::npos);
     CHECK(page.find("--name=&lt;script&gt;alert(3)&lt;/script&gt;") != std::string::npos);
     CHECK(page.find("kern" + kFffd + kFffd) != std::string::npos);
-    CHECK(h::valid_utf8(page) == page);  // the whole page is valid UTF-8
+    CHECK(gprof::report::valid_utf8(page) == page);  // the whole page is valid UTF-8
 }
 
 TEST_CASE("the run page stays the same size however many events the run holds", "[html]") {
