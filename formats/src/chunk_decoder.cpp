@@ -13,6 +13,8 @@ void ChunkTally::add(const ChunkTally& later) {
     unknown_records += later.unknown_records;
     for (int k = 0; k < 256; ++k) unknown_kind_counts[k] += later.unknown_kind_counts[k];
     has_end = has_end || later.has_end;
+    malformed_records += later.malformed_records;
+    out_of_range_records += later.out_of_range_records;
     warnings.insert(warnings.end(), later.warnings.begin(), later.warnings.end());
 }
 
@@ -24,6 +26,7 @@ bool ChunkDecoder::next(Record& out) {
         const uint8_t* body = get_varint(p_ + 1, end_, len, ok);
         if (!ok || len > static_cast<uint64_t>(end_ - body)) {
             // Only a writer bug gets here: the chunk passed its checksum.
+            ++tally_.malformed_records;
             tally_.warnings.push_back("malformed record in the chunk ending at offset " + std::to_string(end_offset_) +
                                       ": the rest of that chunk was skipped");
             p_ = end_;
@@ -33,6 +36,10 @@ bool ChunkDecoder::next(Record& out) {
         p_ = body_end;
         DeltaState state{prev_time_, prev_correlation_};
         Decoder d(body, body_end, state);
+        // The same bound as TraceReader::max_string_id: no id defined or used at file offset `at` exceeds at / 4.
+        const uint64_t at = begin_offset_ + static_cast<uint64_t>(body - begin_);
+        const uint64_t max_id = at / 4 < TraceReader::kMaxStringId ? at / 4 : TraceReader::kMaxStringId;
+        d.limit_string_ids(max_id);
         switch (static_cast<RecordKind>(kind)) {
 #define GPROF_DECODE(Kind, number, member, name) \
     case RecordKind::Kind:                        \
@@ -60,8 +67,17 @@ bool ChunkDecoder::next(Record& out) {
                 continue;
         }
         if (!d.ok()) {
+            ++tally_.malformed_records;
             tally_.warnings.push_back("malformed " + std::string(record_kind_name(out.kind)) +
                                       " record in the chunk ending at offset " + std::to_string(end_offset_) + ": skipped");
+            continue;
+        }
+        if (uint64_t bad = d.string_id_out_of_range()) {
+            // Counted always, told for the first few of a batch (a hostile file may hold millions).
+            if (++tally_.out_of_range_records <= 20)
+                tally_.warnings.push_back(std::string(record_kind_name(out.kind)) + " record at offset " +
+                                      std::to_string(at) + " names string id " + std::to_string(bad) + ", beyond the " +
+                                      std::to_string(max_id) + " a file can have defined by there: skipped");
             continue;
         }
         prev_time_ = state.prev_time;

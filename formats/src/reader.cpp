@@ -304,6 +304,7 @@ bool TraceReader::next_chunk_span(ChunkSpan& out) {
     out.begin = cursor_;
     out.end = chunk_end_;
     out.end_offset = offset_;
+    out.begin_offset = static_cast<uint64_t>(cursor_ - data_);
     cursor_ = chunk_end_;
     return true;
 }
@@ -313,6 +314,8 @@ void TraceReader::finish_chunks(const ChunkTally& tally) {
     stats_.unknown_records += tally.unknown_records;
     for (int k = 0; k < 256; ++k) unknown_kind_counts_[k] += tally.unknown_kind_counts[k];
     stats_.has_end = stats_.has_end || tally.has_end;
+    stats_.malformed_records += tally.malformed_records;
+    stats_.out_of_range_records += tally.out_of_range_records;
     for (const auto& w : tally.warnings) warn(w);
     finish_file();
 }

@@ -75,6 +75,7 @@ struct ChunkSpan {
     const uint8_t* begin = nullptr;  // the chunk's records (the first chunk's start after the header)
     const uint8_t* end = nullptr;
     uint64_t end_offset = 0;         // file offset just past the chunk, for messages
+    uint64_t begin_offset = 0;       // file offset of `begin`: bounds the string ids a record there may name
 };
 
 // What decoding found besides the records; add() appends a later part of the file.
@@ -83,6 +84,8 @@ struct ChunkTally {
     uint64_t unknown_records = 0;
     uint64_t unknown_kind_counts[256] = {};
     bool has_end = false;
+    uint64_t malformed_records = 0;     // as TraceReader's ReadStats: skipped, and the trace counts as damaged
+    uint64_t out_of_range_records = 0;
     std::vector<std::string> warnings;
     void add(const ChunkTally& later);
 };
@@ -92,14 +95,18 @@ struct ChunkTally {
 // reader lives) describing it. Thread-safe across decoders of different chunks.
 class ChunkDecoder {
 public:
-    ChunkDecoder(const ChunkSpan& span, ChunkTally& tally) : p_(span.begin), end_(span.end), end_offset_(span.end_offset), tally_(tally) {}
+    ChunkDecoder(const ChunkSpan& span, ChunkTally& tally)
+        : p_(span.begin), begin_(span.begin), end_(span.end), begin_offset_(span.begin_offset),
+          end_offset_(span.end_offset), tally_(tally) {}
     bool next(Record& out);
     StringId string_id() const { return string_id_; }
     std::string_view string_text() const { return string_text_; }
 
 private:
     const uint8_t* p_;
+    const uint8_t* begin_;
     const uint8_t* end_;
+    uint64_t begin_offset_;
     uint64_t end_offset_;
     ChunkTally& tally_;
     Timestamp prev_time_ = 0;
