@@ -425,6 +425,30 @@ struct StoreRecord {
         bt.frames.assign(r.frames, r.frames + n);
         p.backtraces.push_back(std::move(bt));
     }
+    void operator()(const Stack& r) {
+        if (!options.keep_backtraces) return;
+        p.stacks[r.id].assign(r.frames, r.frames + std::min(r.frame_count, kMaxBacktraceFrames));
+    }
+    void operator()(const PyFrame& r) {
+        if (options.keep_backtraces) p.py_frames[r.id] = r;
+    }
+    void operator()(const PyStack& r) {
+        if (!options.keep_backtraces) return;
+        auto& frames = p.py_stacks[r.id];
+        frames.clear();
+        for (uint32_t i = 0; i < std::min(r.frame_count, kMaxBacktraceFrames); ++i)
+            frames.push_back(static_cast<uint32_t>(r.frames[i]));
+    }
+    // A call site naming a stack that was never defined keeps what it can (the other stack, its correlation).
+    void operator()(const CallSite& r) {
+        if (!options.keep_backtraces) return;
+        BacktraceFrames bt;
+        bt.tid = r.tid;
+        bt.correlation = r.correlation;
+        if (auto it = p.stacks.find(r.stack); r.stack && it != p.stacks.end()) bt.frames = it->second;
+        if (r.py_stack && p.py_stacks.count(r.py_stack)) bt.py_stack = r.py_stack;
+        p.backtraces.push_back(std::move(bt));
+    }
     void operator()(const Module& r) { p.modules.push_back(r); }
     void operator()(const GraphLaunch& r) { p.graph_launches.push_back(r); }
     void operator()(const ExternalCorrelation& r) { p.external_correlations.push_back(r); }

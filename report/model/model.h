@@ -105,12 +105,17 @@ struct GpuOpRef {
     uint32_t index;
 };
 
-// A Backtrace record with its frames in a vector (the record holds a fixed 64-slot array).
+// The stacks of one API call: a Backtrace record (format <= 1.3), or a CallSite (1.4) with its interned Stack's
+// frames copied out.
 struct BacktraceFrames {
     uint64_t tid = 0;
     uint32_t correlation = 0;
     std::vector<uint64_t> frames;  // return addresses, innermost first
+    uint32_t py_stack = 0;         // CallSite.py_stack: a key of ProcessTrace::py_stacks; 0 none
 };
+
+// A Python call stack (PyStack record): PyFrame ids, innermost first.
+using PyStackFrames = std::vector<uint32_t>;
 
 struct ProcessTrace {
     std::filesystem::path path;
@@ -135,6 +140,9 @@ struct ProcessTrace {
     std::vector<trace::Capture> captures;
     std::vector<trace::Status> statuses;
     std::vector<BacktraceFrames> backtraces;
+    std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;  // Stack records by id (1.4)
+    std::unordered_map<uint32_t, trace::PyFrame> py_frames;      // PyFrame records by id (1.4)
+    std::unordered_map<uint32_t, PyStackFrames> py_stacks;       // PyStack records by id (1.4)
     std::vector<trace::Module> modules;
     std::vector<trace::Exec> execs;  // its own exec (spawned = 0, last), children it could not trace (spawned = 1)
     std::optional<trace::Role> role; // its rank in a distributed job, when its launcher said

@@ -67,10 +67,19 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     Role ro; ro.rank = 3; ro.local_rank = 1; ro.world_size = -1; ro.variables = w.intern("RANK=3 LOCAL_RANK=1");
     ro.job = w.intern("4711");  // 1.3
     w.add(ro);
+    // 1.4
+    Stack sk; sk.id = 1; sk.frame_count = 3;
+    sk.frames[0] = 0x55'5555'1234ull; sk.frames[1] = 0x55'5555'0100ull; sk.frames[2] = 0x7F00'0000'2000ull; w.add(sk);
+    PyFrame pf; pf.id = 2; pf.file = w.intern("/home/u/train.py"); pf.function = w.intern("Model.forward");
+    pf.line = 42; w.add(pf);
+    PyStack ps; ps.id = 1; ps.frame_count = 2; ps.frames[0] = 2; ps.frames[1] = 1; w.add(ps);
+    CallSite cs; cs.tid = 12345; cs.correlation = 77; cs.stack = 1; cs.py_stack = 1; w.add(cs);
 }
 
-inline constexpr size_t kEveryKindCount = 21;  // data records add_every_kind writes (strings aside)
-// ... of which those a writer of format 1.1 (and 1.0) did not have: the last two.
+inline constexpr size_t kEveryKindCount = 25;  // data records add_every_kind writes (strings aside)
+// ... of which those a writer of format 1.3 did not have: the last four;
+inline constexpr size_t kEveryKindAddedIn14 = 4;
+// ... and before them those a writer of format 1.1 (and 1.0) did not have: two more.
 inline constexpr size_t kEveryKindAddedIn12 = 2;
 
 // Every field of a record, printed. Written out by hand (not through the codec) so a field the codec forgets
@@ -151,6 +160,18 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
         case RecordKind::Role: { const auto& ro = r.role;
             o << ro.rank << "," << ro.local_rank << "," << ro.world_size << "," << s(ro.variables) << "," << s(ro.job);
             break; }
+        case RecordKind::Stack: { const auto& k = r.stack;
+            o << k.id << "," << k.frame_count;
+            for (uint32_t i = 0; i < k.frame_count; ++i) o << "," << k.frames[i];
+            break; }
+        case RecordKind::PyFrame: { const auto& f = r.py_frame;
+            o << f.id << "," << s(f.file) << "," << s(f.function) << "," << f.line; break; }
+        case RecordKind::PyStack: { const auto& k = r.py_stack;
+            o << k.id << "," << k.frame_count;
+            for (uint32_t i = 0; i < k.frame_count; ++i) o << "," << k.frames[i];
+            break; }
+        case RecordKind::CallSite: { const auto& c = r.call_site;
+            o << c.tid << "," << c.correlation << "," << c.stack << "," << c.py_stack; break; }
         default: o << "?"; break;
     }
     return o.str();

@@ -45,19 +45,31 @@ std::vector<std::string> expected_every_kind() {
             ",1,82,3,1,1073741824,3145728,18446744073709551615,2097152,1",
         "23:" + t(8) + ",4243,/sbin/ldconfig.real,/sbin/ldconfig.real -p,1,1",
         "24:3,1,-1,RANK=3 LOCAL_RANK=1,4711",
+        "25:1,3," + std::to_string(0x55'5555'1234ull) + "," + std::to_string(0x55'5555'0100ull) + "," +
+            std::to_string(0x7F00'0000'2000ull),
+        "26:2,/home/u/train.py,Model.forward,42",
+        "27:1,2,2,1",
+        "28:12345,77,1,1",
     };
+}
+
+// What a writer of format 1.3 wrote for add_every_kind: everything but the kinds 1.4 added.
+std::vector<std::string> expected_13() {
+    auto v = expected_every_kind();
+    v.resize(v.size() - kEveryKindAddedIn14);
+    return v;
 }
 
 // What a writer of format 1.1 or 1.0 wrote for add_every_kind: everything but the kinds 1.2 added.
 std::vector<std::string> expected_before_12() {
-    auto v = expected_every_kind();
+    auto v = expected_13();
     v.resize(v.size() - kEveryKindAddedIn12);
     return v;
 }
 
 // What a writer of format 1.2 wrote: Role without the job 1.3 appended (it reads as string 0, the empty string).
 std::vector<std::string> expected_12() {
-    auto v = expected_every_kind();
+    auto v = expected_13();
     v.back() = "24:3,1,-1,RANK=3 LOCAL_RANK=1,";
     return v;
 }
@@ -210,16 +222,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.3 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.3.gprof was written by the first 1.3 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.4 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.4.gprof was written by the first 1.4 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.3.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.4.gprof";
     std::string now = read_bytes(path);
-    // Format 1.3 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.4 gets a golden file of its own).
+    // Format 1.4 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.5 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -273,6 +285,19 @@ TEST_CASE("a 1.2 trace still reads: Role.job and the header's boot_id, appended 
     CHECK(reader.header().boot_id.empty());
     CHECK(reader.warnings().empty());
     auto expected = expected_12();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("a 1.3 trace still reads: every record as written (1.3 had no call-site kinds)") {
+    // golden/every_kind-1.3.gprof: the 1.3 writer's bytes for add_every_kind.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.3.gprof");
+    CHECK(reader.header().version_minor == 3);
+    CHECK(reader.header().boot_id == test_header().boot_id);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_13();
     auto got = describe_all(reader);
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);

@@ -128,6 +128,18 @@ template <class V> constexpr void describe(V& v, Role& r) {
     // 1.3
     GPROF_FIELD(str, job);
 }
+template <class V> constexpr void describe(V& v, Stack& r) {
+    GPROF_FIELD(u, id); GPROF_FIELD(frames, frames, r.frame_count, kMaxBacktraceFrames);
+}
+template <class V> constexpr void describe(V& v, PyFrame& r) {
+    GPROF_FIELD(u, id); GPROF_FIELD(str, file); GPROF_FIELD(str, function); GPROF_FIELD(u, line);
+}
+template <class V> constexpr void describe(V& v, PyStack& r) {
+    GPROF_FIELD(u, id); GPROF_FIELD(frames, frames, r.frame_count, kMaxBacktraceFrames);
+}
+template <class V> constexpr void describe(V& v, CallSite& r) {
+    GPROF_FIELD(u, tid); GPROF_FIELD(corr, correlation); GPROF_FIELD(u, stack); GPROF_FIELD(u, py_stack);
+}
 
 // The Header record (kind 1). H is HeaderInfo when writing and the reader's decoded form when reading; the clock
 // fields are flattened (clock.clock is written as "clock", clock.trace_ns as "trace_ns", ...).

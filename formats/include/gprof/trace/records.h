@@ -22,7 +22,10 @@ namespace gprof::trace {
 // 1.3: the header gained boot_id (with the host name and pid, the key that tells processes of a multi-host job
 //      apart); Role gained `job` (SLURM_JOB_ID).
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 3;
+// 1.4: call sites, interned: record kinds Stack (25: a native call stack), PyFrame (26: one Python code location),
+//      PyStack (27: a Python call stack) and CallSite (28: the stacks of one API call). Backtrace (16) is no longer
+//      written by the collector; readers still read it.
+inline constexpr uint16_t kFormatMinor = 4;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
@@ -71,7 +74,11 @@ using StringId = uint32_t;
     X(End, 21, end, "end")                                         /* clean end of trace; absent when it died */ \
     X(MemoryPool, 22, memory_pool, "memory_pool")                  /* a cudaMallocAsync pool's operation */    \
     X(Exec, 23, exec, "exec")                                      /* exec of this process, untraced children */ \
-    X(Role, 24, role, "role")                                      /* rank in a distributed job */
+    X(Role, 24, role, "role")                                      /* rank in a distributed job */              \
+    X(Stack, 25, stack, "stack")                                   /* a distinct native call stack */           \
+    X(PyFrame, 26, py_frame, "py_frame")                           /* a distinct Python file:line:function */   \
+    X(PyStack, 27, py_stack, "py_stack")                           /* a distinct Python call stack */           \
+    X(CallSite, 28, call_site, "call_site")                        /* the stacks an API call was made from */
 
 enum class RecordKind : uint8_t {
     Header = 1,  // always the first record of a file
@@ -433,6 +440,40 @@ struct Role {
     StringId variables = 0;  // the variables found, as "NAME=value" separated by spaces
     // ---- 1.3 ----
     StringId job = 0;        // the job's id (SLURM_JOB_ID), 0 when the launcher set none
+};
+
+// Call sites (1.4). Stacks are interned: each distinct stack is written once, before the first CallSite that
+// names it, and API calls refer to it by id. Ids are per process trace, start at 1 and only grow; 0 means "none".
+
+// A native call stack: return addresses, innermost first, starting at the program's (or its libraries') call into
+// the CUDA runtime or driver API: the collector's, CUPTI's and the driver's own frames are already left out.
+struct Stack {
+    uint32_t id = 0;
+    uint32_t frame_count = 0;
+    uint64_t frames[kMaxBacktraceFrames] = {};
+};
+
+// One Python code location (a code object at one line), interned like a stack.
+struct PyFrame {
+    uint32_t id = 0;
+    StringId file = 0;        // co_filename
+    StringId function = 0;    // co_qualname (3.11+), else co_name
+    uint32_t line = 0;        // the line being executed; 0 when unknown
+};
+
+// A Python call stack: PyFrame ids, innermost first.
+struct PyStack {
+    uint32_t id = 0;
+    uint32_t frame_count = 0;
+    uint64_t frames[kMaxBacktraceFrames] = {};  // PyFrame ids (a uint64_t array so the frames encoding serves)
+};
+
+// The stacks one API call was made from, written at the call's exit.
+struct CallSite {
+    uint64_t tid = 0;
+    uint32_t correlation = 0;  // the ApiCall's correlation id
+    uint32_t stack = 0;        // Stack id; 0: no native stack
+    uint32_t py_stack = 0;     // PyStack id; 0: not a Python thread, or no Python frame
 };
 
 // ----- per-kind traits derived from the list -------------------------------------------------------------
