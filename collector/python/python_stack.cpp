@@ -1,0 +1,283 @@
+#include "python/python_stack.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "gprof/trace/records.h"
+#include "pipeline/pipeline.h"
+#include "python/layout.h"
+#include "python/walk.h"
+
+namespace gprof::collector::python {
+namespace {
+
+namespace tr = gprof::trace;
+constexpr uint32_t kMaxFrames = tr::kMaxBacktraceFrames;
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xFF51AFD7ED558CCDull;
+}
+
+// A code location as the caches key it: the code object, its file and name objects (so that a code object freed
+// and another allocated at the same address is not taken for it), and the instruction offset or the line.
+struct Location {
+    const void* code;
+    const void* file;
+    const void* name;
+    int32_t where;
+    bool operator==(const Location&) const = default;
+    uint64_t hash() const {
+        uint64_t h = mix(0, reinterpret_cast<uintptr_t>(code));
+        h = mix(h, reinterpret_cast<uintptr_t>(file));
+        h = mix(h, reinterpret_cast<uintptr_t>(name));
+        return mix(h, static_cast<uint32_t>(where));
+    }
+};
+
+// Open addressing, fixed capacity (power of two), filled to 3/4 at most; id 0 marks a free slot.
+struct LocationTable {
+    struct Slot {
+        Location key;
+        uint32_t id;
+    };
+    static constexpr uint32_t kCapacity = kMaxPyFrames * 2;
+    std::unique_ptr<Slot[]> slots;
+    uint32_t used = 0;
+
+    bool ready() { return slots || (slots.reset(new (std::nothrow) Slot[kCapacity]()), slots != nullptr); }
+    void clear() {
+        if (slots) std::memset(static_cast<void*>(slots.get()), 0, sizeof(Slot) * kCapacity);
+        used = 0;
+    }
+    // The id of key, or the free slot where it goes (*slot), or nullptr when full.
+    uint32_t find(const Location& key, Slot** free_slot) {
+        *free_slot = nullptr;
+        for (uint64_t i = key.hash();; ++i) {
+            Slot& s = slots[i & (kCapacity - 1)];
+            if (s.id == 0) {
+                if (used < kMaxPyFrames) *free_slot = &s;
+                return 0;
+            }
+            if (s.key == key) return s.id;
+        }
+    }
+    void put(Slot* slot, const Location& key, uint32_t id) {
+        slot->key = key;
+        slot->id = id;
+        ++used;
+    }
+};
+
+struct StackTable {
+    struct Slot {
+        uint64_t hash;
+        uint32_t first;  // into ids
+        uint32_t count;
+        uint32_t id;
+    };
+    static constexpr uint32_t kCapacity = kMaxPyStacks * 2;
+    std::unique_ptr<Slot[]> slots;
+    std::unique_ptr<uint32_t[]> ids;
+    uint32_t used = 0, ids_used = 0;
+
+    bool ready() {
+        if (!slots) slots.reset(new (std::nothrow) Slot[kCapacity]());
+        if (!ids) ids.reset(new (std::nothrow) uint32_t[kMaxPyStackFrameIds]);
+        return slots && ids;
+    }
+    void clear() {
+        if (slots) std::memset(static_cast<void*>(slots.get()), 0, sizeof(Slot) * kCapacity);
+        used = ids_used = 0;
+    }
+};
+
+struct State {
+    std::mutex mutex;
+    const Pipeline* owner = nullptr;  // the trace these ids belong to; another pipeline (a new trace) resets them
+    LocationTable by_offset;          // (code, instruction offset) -> PyFrame id: the hot lookup
+    LocationTable by_line;            // (code, line) -> PyFrame id: one record per line, not per instruction
+    StackTable stacks;
+    uint32_t next_frame = 1, next_stack = 1;
+    uint32_t cut_marker = 0;          // the PyFrame saying "outer frames cut" (per trace)
+    bool said_frames_full = false, said_stacks_full = false, said_unsupported = false;
+    std::atomic<uint64_t> captured{0}, no_python{0}, truncated{0}, frames_full{0}, stacks_full{0};
+
+    void reset_for(const Pipeline* p) {
+        owner = p;
+        by_offset.clear();
+        by_line.clear();
+        stacks.clear();
+        next_frame = next_stack = 1;
+        cut_marker = 0;
+        said_frames_full = said_stacks_full = said_unsupported = false;
+    }
+};
+
+State& state() {
+    static State* s = new State;  // leaked: used until the last CUDA call of the process, exit handlers included
+    return *s;
+}
+
+// A fork while another thread holds the mutex would leave it locked in the child; the child's trace is new.
+void before_fork() { state().mutex.lock(); }
+void after_fork_parent() { state().mutex.unlock(); }
+void after_fork_child() {
+    state().mutex.unlock();
+    state().owner = nullptr;
+}
+
+uint32_t post_frame(Pipeline& pipeline, uint32_t id, std::string file, std::string function, uint32_t line) {
+    pipeline.post([id, file = std::move(file), function = std::move(function), line](tr::TraceWriter& w) {
+        tr::PyFrame f;
+        f.id = id;
+        f.file = w.intern(file.data(), file.size());
+        f.function = w.intern(function.data(), function.size());
+        f.line = line;
+        w.add(f);
+    });
+    return id;
+}
+
+// The PyFrame id of one raw frame (the caller holds the mutex). 0 when the tables are full.
+uint32_t frame_id(State& s, const Interpreter& in, Pipeline& pipeline, const RawFrame& raw) {
+    Location at{raw.code, raw.file, raw.name, raw.byte_offset};
+    LocationTable::Slot* offset_slot;
+    if (uint32_t id = s.by_offset.find(at, &offset_slot)) return id;
+    int line = in.addr2line(const_cast<void*>(raw.code), raw.byte_offset);
+    Location on{raw.code, raw.file, raw.name, line > 0 ? line : 0};
+    LocationTable::Slot* line_slot;
+    uint32_t id = s.by_line.find(on, &line_slot);
+    if (id == 0) {
+        if (!line_slot) return 0;
+        std::string file, function;
+        if (!read_str(in, raw.file, file)) file = "?";
+        if (!read_str(in, raw.name, function)) function = "?";
+        id = post_frame(pipeline, s.next_frame++, std::move(file), std::move(function), static_cast<uint32_t>(on.where));
+        s.by_line.put(line_slot, on, id);
+    }
+    if (offset_slot) s.by_offset.put(offset_slot, at, id);  // when full, later calls look the line up again
+    return id;
+}
+
+uint32_t stack_id(State& s, Pipeline& pipeline, const uint32_t* ids, uint32_t count) {
+    StackTable& t = s.stacks;
+    uint64_t h = count;
+    for (uint32_t i = 0; i < count; ++i) h = mix(h, ids[i]);
+    for (uint64_t i = h;; ++i) {
+        StackTable::Slot& slot = t.slots[i & (StackTable::kCapacity - 1)];
+        if (slot.id == 0) {
+            if (t.used >= kMaxPyStacks || t.ids_used + count > kMaxPyStackFrameIds) return 0;
+            slot = {h, t.ids_used, count, s.next_stack++};
+            std::memcpy(&t.ids[t.ids_used], ids, count * sizeof(uint32_t));
+            t.ids_used += count;
+            ++t.used;
+            tr::PyStack record;
+            record.id = slot.id;
+            record.frame_count = count;
+            for (uint32_t k = 0; k < count; ++k) record.frames[k] = ids[k];
+            pipeline.post([record](tr::TraceWriter& w) { w.add(record); });
+            return slot.id;
+        }
+        if (slot.hash == h && slot.count == count && std::memcmp(&t.ids[slot.first], ids, count * sizeof(uint32_t)) == 0)
+            return slot.id;
+    }
+}
+
+void say_once(Pipeline& pipeline, bool& said, const char* message) {
+    if (said) return;
+    said = true;
+    pipeline.post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0, message);
+}
+
+}  // namespace
+
+uint32_t current_python_stack(Pipeline& pipeline) noexcept {
+    const Detection& d = detect();
+    if (d.state != Detection::State::Supported) [[likely]] {
+        if (d.state == Detection::State::Unsupported) {
+            State& s = state();
+            std::lock_guard lock(s.mutex);
+            if (s.owner != &pipeline) s.reset_for(&pipeline);
+            say_once(pipeline, s.said_unsupported, d.why);
+        }
+        return 0;
+    }
+    const Interpreter& in = d.interpreter;
+    const void* tstate = in.this_thread_state();
+    State& s = state();
+    if (!tstate) {
+        s.no_python.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+    }
+    RawFrame raw[kMaxFrames];
+    bool more = false;
+    size_t n = walk_frames(in, tstate, raw, kMaxFrames, more);
+    if (n == 0) {
+        s.no_python.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+    }
+    if (more) n = kMaxFrames - 1;  // the 64th frame says that outer ones were cut
+    try {
+        static std::once_flag at_fork;
+        std::call_once(at_fork, [] { pthread_atfork(before_fork, after_fork_parent, after_fork_child); });
+        std::lock_guard lock(s.mutex);
+        if (s.owner != &pipeline) s.reset_for(&pipeline);
+        if (!s.by_offset.ready() || !s.by_line.ready() || !s.stacks.ready()) return 0;
+        uint32_t ids[kMaxFrames];
+        for (size_t i = 0; i < n; ++i) {
+            ids[i] = frame_id(s, in, pipeline, raw[i]);
+            if (ids[i] == 0) {
+                s.frames_full.fetch_add(1, std::memory_order_relaxed);
+                say_once(pipeline, s.said_frames_full,
+                         "Python stacks: the table of 16384 code locations is full; calls from new locations get no "
+                         "Python stack (counted)");
+                return 0;
+            }
+        }
+        uint32_t count = static_cast<uint32_t>(n);
+        if (more) {
+            if (s.cut_marker == 0)
+                s.cut_marker = post_frame(pipeline, s.next_frame++, "",
+                                          "[outer Python frames cut: stack deeper than 64 frames]", 0);
+            ids[count++] = s.cut_marker;
+            s.truncated.fetch_add(1, std::memory_order_relaxed);
+        }
+        uint32_t id = stack_id(s, pipeline, ids, count);
+        if (id == 0) {
+            s.stacks_full.fetch_add(1, std::memory_order_relaxed);
+            say_once(pipeline, s.said_stacks_full,
+                     "Python stacks: the table of 16384 distinct stacks is full; calls from new stacks get no Python "
+                     "stack (counted)");
+            return 0;
+        }
+        s.captured.fetch_add(1, std::memory_order_relaxed);
+        return id;
+    } catch (...) {
+        return 0;  // std::string allocation failed: no stack rather than an exception into CUPTI
+    }
+}
+
+PythonStackCounts python_stack_counts() noexcept {
+    State& s = state();
+    PythonStackCounts c;
+    c.captured = s.captured.load(std::memory_order_relaxed);
+    c.no_python = s.no_python.load(std::memory_order_relaxed);
+    c.truncated = s.truncated.load(std::memory_order_relaxed);
+    c.frames_full = s.frames_full.load(std::memory_order_relaxed);
+    c.stacks_full = s.stacks_full.load(std::memory_order_relaxed);
+    std::lock_guard lock(s.mutex);
+    c.py_frames = s.next_frame - 1;
+    c.py_stacks = s.next_stack - 1;
+    return c;
+}
+
+const char* python_support() noexcept { return detect().why; }
+
+}  // namespace gprof::collector::python

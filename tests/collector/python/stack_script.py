@@ -1,0 +1,48 @@
+# Run by test_python_stacks with gprof_pystack_probe on sys.path: captures Python stacks at known lines and prints
+# what it got as JSON. The lines marked "# CAPTURE:<name>" are the lines the test expects in the trace.
+import json
+import sys
+
+import gprof_pystack_probe as probe
+
+
+def inner():
+    return probe.capture()  # CAPTURE:inner
+
+
+def middle():
+    return inner()  # CAPTURE:middle
+
+
+class Model:
+    def forward(self):
+        return middle()  # CAPTURE:forward
+
+
+def with_gil():
+    return probe.capture_with_gil()  # CAPTURE:with_gil
+
+
+def deep(k):
+    if k == 0:
+        return probe.capture()  # CAPTURE:deep_bottom
+    return deep(k - 1)  # CAPTURE:deep
+
+
+def gen():
+    yield probe.capture()  # CAPTURE:gen
+
+
+probe.start(sys.argv[1])
+result = {"support": probe.support()}
+ids = []
+for _ in range(3):
+    ids.append(Model().forward())  # CAPTURE:module
+result["forward"] = ids
+result["with_gil"] = with_gil()
+result["deep"] = deep(100)
+result["gen"] = next(gen())
+result["native"] = probe.capture_on_native_thread()
+result["counts"] = probe.counts()
+probe.finish()
+print(json.dumps(result))

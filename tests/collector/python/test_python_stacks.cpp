@@ -1,0 +1,234 @@
+// Python stacks (collector/python/): the layout tables against each interpreter's headers, the stacks a Python
+// program gets with the GIL released (the way PyTorch calls CUDA), the limits, and no cost without Python.
+// Runs once per CPython the build found (tests/collector/python/CMakeLists.txt).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collector_run.h"
+#include "gprof/trace/reader.h"
+#include "pipeline/pipeline.h"
+#include "python/layout.h"
+#include "python/python_stack.h"
+#include "trace_fixture.h"
+
+using namespace gprof;
+using namespace gprof::testing;
+namespace py = gprof::collector::python;
+
+namespace {
+
+struct PythonSet {
+    std::string interpreter, module_dir, layout_probe;
+};
+
+std::vector<PythonSet> python_sets() {
+    std::vector<PythonSet> sets;
+    std::stringstream all(GPROF_TEST_PYTHON_SETS);
+    std::string one;
+    while (std::getline(all, one, ',')) {
+        PythonSet s;
+        size_t a = one.find('|'), b = one.find('|', a + 1);
+        s.interpreter = one.substr(0, a);
+        s.module_dir = one.substr(a + 1, b - a - 1);
+        s.layout_probe = one.substr(b + 1);
+        sets.push_back(s);
+    }
+    return sets;
+}
+
+std::string script(const std::string& name) { return std::string(GPROF_TEST_PYTHON_SCRIPTS) + "/" + name; }
+
+// The line of `path` that carries "# CAPTURE:<tag>" (1-based), 0 when none.
+uint32_t marked_line(const std::string& path, const std::string& tag) {
+    std::ifstream in(path);
+    std::string line;
+    for (uint32_t n = 1; std::getline(in, line); ++n) {
+        auto at = line.find("# CAPTURE:" + tag);
+        if (at != std::string::npos && at + 10 + tag.size() == line.size()) return n;
+    }
+    return 0;
+}
+
+struct Frame {
+    std::string file, function;
+    uint32_t line = 0;
+};
+
+struct PyTrace {
+    std::map<uint32_t, Frame> frames;
+    std::map<uint32_t, std::vector<uint32_t>> stacks;
+    std::vector<std::string> statuses;
+    size_t duplicate_frames = 0, duplicate_stacks = 0;
+
+    std::vector<Frame> stack(uint32_t id) const {
+        std::vector<Frame> out;
+        auto it = stacks.find(id);
+        if (it == stacks.end()) return out;
+        for (uint32_t f : it->second) out.push_back(frames.count(f) ? frames.at(f) : Frame{"<missing>", "", 0});
+        return out;
+    }
+};
+
+PyTrace read_python_records(const std::string& path) {
+    trace::TraceReader reader(path);
+    PyTrace t;
+    trace::Record r;
+    std::set<std::tuple<std::string, std::string, uint32_t>> seen;
+    std::set<std::vector<uint32_t>> seen_stacks;
+    while (reader.next(r)) {
+        if (r.kind == trace::RecordKind::PyFrame) {
+            Frame f{std::string(reader.string(r.py_frame.file)), std::string(reader.string(r.py_frame.function)),
+                    r.py_frame.line};
+            t.duplicate_frames += !seen.insert({f.file, f.function, f.line}).second;
+            t.frames[r.py_frame.id] = f;
+        } else if (r.kind == trace::RecordKind::PyStack) {
+            std::vector<uint32_t> ids(r.py_stack.frames, r.py_stack.frames + r.py_stack.frame_count);
+            t.duplicate_stacks += !seen_stacks.insert(ids).second;
+            t.stacks[r.py_stack.id] = ids;
+        } else if (r.kind == trace::RecordKind::Status) {
+            t.statuses.emplace_back(reader.string(r.status.message));
+        }
+    }
+    return t;
+}
+
+void check_frame(const Frame& f, const std::string& file, const std::string& function, uint32_t line) {
+    INFO("frame " << f.file << ":" << f.line << " " << f.function);
+    CHECK(f.file == file);
+    CHECK(f.function == function);
+    CHECK(f.line == line);
+}
+
+}  // namespace
+
+TEST_CASE("python stacks: the build found a CPython to test with") {
+    // CI installs python3-dev (scripts/setup); without one every test below would pass vacuously.
+    REQUIRE(!python_sets().empty());
+}
+
+TEST_CASE("python stacks: the layout tables are each interpreter's own offsets") {
+    size_t checked = 0;
+    for (const auto& set : python_sets()) {
+        if (set.layout_probe.empty()) continue;  // internal headers not installed for this one
+        TempDir dir;
+        auto run = run_program({set.layout_probe}, {}, dir.path().string());
+        REQUIRE(run.exit_code() == 0);
+        std::map<std::string, long> got;
+        std::istringstream in(run.out);
+        std::string name;
+        long value;
+        while (in >> name >> value) got[name] = value;
+        INFO(set.interpreter << "\n" << run.out);
+        const py::Layout* l = py::layout_for(static_cast<unsigned>(got["major"]), static_cast<unsigned>(got["minor"]));
+        REQUIRE(l != nullptr);
+        CHECK(got.at("tstate_frame") == l->tstate_frame);
+        CHECK(got.at("cframe_frame") == l->cframe_frame);
+        CHECK(got.at("frame_previous") == l->frame_previous);
+        CHECK(got.at("frame_code") == l->frame_code);
+        CHECK(got.at("frame_instr") == l->frame_instr);
+        CHECK(got.at("frame_owner") == l->frame_owner);
+        CHECK(got.at("owner_cstack") == l->owner_cstack);
+        CHECK(got.at("code_filename") == l->code_filename);
+        CHECK(got.at("code_name") == l->code_name);
+        CHECK(got.at("code_qualname") == l->code_qualname);
+        CHECK(got.at("code_bytecode") == l->code_bytecode);
+        CHECK(got.at("str_length") == l->str_length);
+        CHECK(got.at("str_state") == l->str_state);
+        CHECK(got.at("ascii_header") == static_cast<long>(l->ascii_header));
+        CHECK(got.at("compact_header") == static_cast<long>(l->compact_header));
+        // What walk.cpp assumes of every version: ob_type at 8, ob_size at 16, the str state bits.
+        CHECK(got.at("ob_type") == 8);
+        CHECK(got.at("var_size") == 16);
+        CHECK(got.at("str_state_bits") == 0x7C);
+        ++checked;
+    }
+    CHECK(checked > 0);
+}
+
+TEST_CASE("python stacks: a Python program's frames with the GIL released, innermost first") {
+    for (const auto& set : python_sets()) {
+        DYNAMIC_SECTION(set.interpreter) {
+            TempDir dir;
+            std::string trace_path = dir.file("probe.gprof");
+            std::string path = script("stack_script.py");
+            auto run = run_program({set.interpreter, path, trace_path}, {{"PYTHONPATH", set.module_dir}},
+                                   dir.path().string());
+            INFO(run.err);
+            REQUIRE(run.exit_code() == 0);
+            auto out = nlohmann::json::parse(run.out);
+            auto version = run_program({set.interpreter, "-c",
+                                        "import sys;print(f'CPython {sys.version_info[0]}.{sys.version_info[1]}.')"},
+                                       {}, dir.path().string());
+            std::string expect_support = version.out.substr(0, version.out.size() - 1);
+            CHECK(out["support"].get<std::string>().rfind(expect_support, 0) == 0);
+            bool qualnames = expect_support != "CPython 3.10.";  // co_qualname from 3.11
+
+            PyTrace t = read_python_records(trace_path);
+            CHECK(t.duplicate_frames == 0);  // each (file, function, line) once
+            CHECK(t.duplicate_stacks == 0);
+
+            // Three calls from the same place: one stack, interned.
+            auto forward = out["forward"];
+            REQUIRE(forward.size() == 3);
+            uint32_t id = forward[0].get<uint32_t>();
+            REQUIRE(id != 0);
+            CHECK(forward[1].get<uint32_t>() == id);
+            CHECK(forward[2].get<uint32_t>() == id);
+            auto s = t.stack(id);
+            REQUIRE(s.size() == 4);
+            check_frame(s[0], path, "inner", marked_line(path, "inner"));
+            check_frame(s[1], path, "middle", marked_line(path, "middle"));
+            check_frame(s[2], path, qualnames ? "Model.forward" : "forward", marked_line(path, "forward"));
+            check_frame(s[3], path, "<module>", marked_line(path, "module"));
+
+            // With the GIL held the same reader gives the same kind of answer.
+            s = t.stack(out["with_gil"].get<uint32_t>());
+            REQUIRE(s.size() == 2);
+            check_frame(s[0], path, "with_gil", marked_line(path, "with_gil"));
+
+            // A generator's frame (its frame lives in the generator object, not on the thread's frame stack).
+            s = t.stack(out["gen"].get<uint32_t>());
+            REQUIRE(s.size() == 2);
+            check_frame(s[0], path, "gen", marked_line(path, "gen"));
+
+            // 102 frames deep: cut at 64, the innermost 63 kept, the 64th says so.
+            s = t.stack(out["deep"].get<uint32_t>());
+            REQUIRE(s.size() == trace::kMaxBacktraceFrames);
+            check_frame(s[0], path, "deep", marked_line(path, "deep_bottom"));
+            for (size_t i = 1; i + 1 < s.size(); ++i) check_frame(s[i], path, "deep", marked_line(path, "deep"));
+            CHECK(s.back().function.find("outer Python frames cut") != std::string::npos);
+            CHECK(out["counts"]["truncated"].get<uint64_t>() == 1);
+
+            // A thread Python never saw: no stack.
+            CHECK(out["native"].get<uint32_t>() == 0);
+            CHECK(out["counts"]["no_python"].get<uint64_t>() >= 1);
+            CHECK(out["counts"]["frames_full"].get<uint64_t>() == 0);
+            CHECK(out["counts"]["py_stacks"].get<uint32_t>() == t.stacks.size());
+            CHECK(out["counts"]["py_frames"].get<uint32_t>() == t.frames.size());
+        }
+    }
+}
+
+TEST_CASE("python stacks: a program without Python gets 0, at no cost, and says nothing") {
+    // This test program has no CPython in it.
+    CHECK(std::string(py::python_support()).empty());
+    collector::Pipeline pipeline;  // never started: nothing may be posted to it
+    constexpr int kCalls = 1000000;
+    uint64_t sum = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) sum += py::current_python_stack(pipeline);
+    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kCalls;
+    CHECK(sum == 0);
+    UNSCOPED_INFO("current_python_stack without Python: " << ns << " ns per call");
+    CHECK(ns < 200);  // one load and a branch; a syscall or a lock per call would cost more than this
+    CHECK(py::python_stack_counts().captured == 0);
+}
