@@ -115,12 +115,13 @@ Detection look() noexcept {
     in.layout = *layout;
     in.layout.micro = micro;
     in.this_thread_state = reinterpret_cast<void* (*)()>(symbol("PyGILState_GetThisThreadState"));
+    in.initialized = reinterpret_cast<int (*)()>(symbol("Py_IsInitialized"));
     in.addr2line = reinterpret_cast<int (*)(void*, int)>(symbol("PyCode_Addr2Line"));
     in.code_type = symbol("PyCode_Type");
     in.str_type = symbol("PyUnicode_Type");
-    if (!in.this_thread_state || !in.addr2line || !in.code_type || !in.str_type) {
-        say("the interpreter does not export PyGILState_GetThisThreadState, PyCode_Addr2Line, PyCode_Type and "
-            "PyUnicode_Type");
+    if (!in.this_thread_state || !in.initialized || !in.addr2line || !in.code_type || !in.str_type) {
+        say("the interpreter does not export PyGILState_GetThisThreadState, Py_IsInitialized, PyCode_Addr2Line, "
+            "PyCode_Type and PyUnicode_Type");
         return d;
     }
     d.state = Detection::State::Supported;

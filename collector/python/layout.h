@@ -47,6 +47,9 @@ struct Layout {
 struct Interpreter {
     Layout layout;
     void* (*this_thread_state)() = nullptr;         // PyGILState_GetThisThreadState: no GIL needed
+    // Py_IsInitialized: false from the start of Py_FinalizeEx on, before the thread states (and the frames of
+    // daemon threads still in C calls) are freed, so a CUDA call made at or after interpreter exit reads nothing.
+    int (*initialized)() = nullptr;
     int (*addr2line)(void* code, int byte_offset) = nullptr;  // PyCode_Addr2Line: reads the immutable code object
     const void* code_type = nullptr;                // &PyCode_Type
     const void* str_type = nullptr;                 // &PyUnicode_Type

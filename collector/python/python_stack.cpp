@@ -210,7 +210,7 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
         return 0;
     }
     const Interpreter& in = d.interpreter;
-    const void* tstate = in.this_thread_state();
+    const void* tstate = in.initialized() ? in.this_thread_state() : nullptr;
     State& s = state();
     if (!tstate) {
         s.no_python.fetch_add(1, std::memory_order_relaxed);

@@ -10,6 +10,8 @@
 //   support()                 python_support()
 //   counts()                  python_stack_counts() as a dict
 //   finish()                  writes the End record and closes the trace
+//   finish_at_exit(path)      at the end of Py_FinalizeEx (Py_AtExit): one more capture, its id written to path,
+//                             then finish(): a CUDA call made after the interpreter is gone
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <memory>
 #include <thread>
 
@@ -109,7 +113,30 @@ PyObject* finish(PyObject*, PyObject*) {
     Py_RETURN_NONE;
 }
 
+std::string g_at_exit_path;
+
+void at_exit() {
+    uint32_t id = py::current_python_stack(*g_pipeline);
+    if (FILE* f = std::fopen(g_at_exit_path.c_str(), "w")) {
+        std::fprintf(f, "%u\n", id);
+        std::fclose(f);
+    }
+    g_pipeline->finish();
+}
+
+PyObject* finish_at_exit(PyObject*, PyObject* args) {
+    const char* path = nullptr;
+    if (!PyArg_ParseTuple(args, "s", &path) || !started()) return nullptr;
+    g_at_exit_path = path;
+    if (Py_AtExit(at_exit) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Py_AtExit refused");
+        return nullptr;
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
+    {"finish_at_exit", finish_at_exit, METH_VARARGS, nullptr},
     {"start", start, METH_VARARGS, nullptr},
     {"capture", capture, METH_NOARGS, nullptr},
     {"capture_with_gil", capture_with_gil, METH_NOARGS, nullptr},

@@ -45,6 +45,14 @@ std::vector<PythonSet> python_sets() {
     return sets;
 }
 
+// "3.11": the interpreter's major.minor.
+std::string python_version(const std::string& interpreter) {
+    TempDir dir;
+    auto run = run_program({interpreter, "-c", "import sys;print(f'{sys.version_info[0]}.{sys.version_info[1]}')"}, {},
+                           dir.path().string());
+    return run.out.substr(0, run.out.find('\n'));
+}
+
 std::string script(const std::string& name) { return std::string(GPROF_TEST_PYTHON_SCRIPTS) + "/" + name; }
 
 // The line of `path` that carries "# CAPTURE:<tag>" (1-based), 0 when none.
@@ -165,12 +173,9 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
             INFO(run.err);
             REQUIRE(run.exit_code() == 0);
             auto out = nlohmann::json::parse(run.out);
-            auto version = run_program({set.interpreter, "-c",
-                                        "import sys;print(f'CPython {sys.version_info[0]}.{sys.version_info[1]}.')"},
-                                       {}, dir.path().string());
-            std::string expect_support = version.out.substr(0, version.out.size() - 1);
-            CHECK(out["support"].get<std::string>().rfind(expect_support, 0) == 0);
-            bool qualnames = expect_support != "CPython 3.10.";  // co_qualname from 3.11
+            std::string version = python_version(set.interpreter);
+            CHECK(out["support"].get<std::string>().rfind("CPython " + version + ".", 0) == 0);
+            bool qualnames = version != "3.10";  // co_qualname from 3.11
 
             PyTrace t = read_python_records(trace_path);
             CHECK(t.duplicate_frames == 0);  // each (file, function, line) once
@@ -214,6 +219,9 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
             CHECK(out["counts"]["frames_full"].get<uint64_t>() == 0);
             CHECK(out["counts"]["py_stacks"].get<uint32_t>() == t.stacks.size());
             CHECK(out["counts"]["py_frames"].get<uint32_t>() == t.frames.size());
+
+            // After Py_FinalizeEx (Py_AtExit, where CUDA's own exit handlers run): nothing to read, 0.
+            CHECK(slurp(trace_path + ".at_exit") == "0\n");
         }
     }
 }
