@@ -2,6 +2,7 @@
 # what it got as JSON. The lines marked "# CAPTURE:<name>" are the lines the test expects in the trace.
 import json
 import sys
+import threading
 
 import gprof_pystack_probe as probe
 
@@ -33,6 +34,26 @@ def gen():
     yield probe.capture()  # CAPTURE:gen
 
 
+def in_thread(out):
+    out.append(probe.capture())  # CAPTURE:in_thread
+
+
+def thread_depth(k, out):
+    if k == 0:
+        out.append(probe.capture())  # CAPTURE:thread_bottom
+    else:
+        thread_depth(k - 1, out)
+
+
+def hammer(out):
+    # Many threads capturing at once with the GIL released: the tables are shared.
+    for _ in range(50):
+        for k in range(20):
+            row = []
+            thread_depth(k, row)
+            out.append((k, row[0]))
+
+
 probe.start(sys.argv[1])
 result = {"support": probe.support()}
 ids = []
@@ -43,6 +64,18 @@ result["with_gil"] = with_gil()
 result["deep"] = deep(100)
 result["gen"] = next(gen())
 result["native"] = probe.capture_on_native_thread()
+got = []
+t = threading.Thread(target=in_thread, args=(got,))
+t.start()
+t.join()
+result["thread"] = got[0]
+results = [[] for _ in range(4)]
+threads = [threading.Thread(target=hammer, args=(r,)) for r in results]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+result["hammer"] = [pair for r in results for pair in r]
 result["counts"] = probe.counts()
 print(json.dumps(result))
 probe.finish_at_exit(sys.argv[1] + ".at_exit")

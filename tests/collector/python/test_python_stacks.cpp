@@ -213,6 +213,30 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
             CHECK(s.back().function.find("outer Python frames cut") != std::string::npos);
             CHECK(out["counts"]["truncated"].get<uint64_t>() == 1);
 
+            // A threading.Thread: its own frames (innermost in_thread), none of the main thread's.
+            s = t.stack(out["thread"].get<uint32_t>());
+            REQUIRE(s.size() >= 2);
+            check_frame(s[0], path, "in_thread", marked_line(path, "in_thread"));
+            for (const auto& f : s) CHECK(f.function != "<module>");
+
+            // 4 threads x 50 rounds x 20 depths at once: one id per depth, the same in every thread, 20 distinct.
+            std::map<uint32_t, std::set<uint32_t>> ids_by_depth;
+            for (auto& pair : out["hammer"]) ids_by_depth[pair[0].get<uint32_t>()].insert(pair[1].get<uint32_t>());
+            CHECK(out["hammer"].size() == 4 * 50 * 20);
+            REQUIRE(ids_by_depth.size() == 20);
+            std::set<uint32_t> distinct;
+            for (auto& [k, ids] : ids_by_depth) {
+                INFO("depth " << k);
+                REQUIRE(ids.size() == 1);
+                CHECK(*ids.begin() != 0);
+                distinct.insert(*ids.begin());
+                auto hs = t.stack(*ids.begin());
+                REQUIRE(hs.size() >= k + 3);  // thread_bottom, k x thread_depth, hammer, threading's frames
+                check_frame(hs[0], path, "thread_depth", marked_line(path, "thread_bottom"));
+                CHECK(hs[k + 1].function == "hammer");
+            }
+            CHECK(distinct.size() == 20);
+
             // A thread Python never saw: no stack.
             CHECK(out["native"].get<uint32_t>() == 0);
             CHECK(out["counts"]["no_python"].get<uint64_t>() >= 1);
