@@ -78,6 +78,22 @@ Config parse_config(EnvLookup lookup) {
         else if (n == 1) c.backtrace_depth = kDefaultBacktraceDepth;
         else c.backtrace_depth = static_cast<uint32_t>(n > 64 ? 64 : n);
     }
+    if (const char* v = lookup(env::kCudaBacktrace); v && *v) {
+        env::CudaBacktraceSpec spec;
+        std::string why = env::parse_cuda_backtrace(v, spec);
+        if (!why.empty()) {
+            bad(env::kCudaBacktrace, v, why.c_str());
+        } else {
+            c.call_sites = spec;
+            if (!spec.any()) c.backtrace_depth = 0;                              // none
+            else if (c.backtrace_depth == 0) c.backtrace_depth = kDefaultBacktraceDepth;  // depth from GPROF_BACKTRACE
+        }
+    }
+    if (const char* v = lookup(env::kCallSiteMaxStacks); v && *v) {
+        uint64_t n = 0;
+        if (!parse_u64(v, n) || n == 0 || n > (1u << 22)) bad(env::kCallSiteMaxStacks, v, "expected 1..4194304");
+        else c.call_site_max_stacks = static_cast<uint32_t>(n);
+    }
 
     if (const char* v = lookup(env::kCaptureRange); v && *v) {
         std::string_view s(v);

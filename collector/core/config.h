@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gprof/inject/cuda_backtrace.h"
+
 namespace gprof::collector {
 
 enum class CaptureMode : uint8_t {
@@ -35,12 +37,20 @@ enum class ApiSource : uint8_t {
     Off = 2,       // no API records at all (GPU activity only)
 };
 
+// The bound of the table of distinct call stacks (collector/cupti/call_sites.h).
+inline constexpr uint32_t kDefaultCallSiteMaxStacks = 65536;
+
 struct Config {
     std::string output_dir;       // GPROF_OUTPUT_DIR; empty = current directory
     std::string run_id;           // GPROF_RUN_ID
     bool trace_cuda = true;       // GPROF_TRACE contains "cuda"
     bool trace_nvtx = true;       // GPROF_TRACE contains "nvtx"
-    uint32_t backtrace_depth = 0; // GPROF_BACKTRACE: 0 off, "1" -> kDefaultBacktraceDepth, else 1..64
+    // Call sites (issue 18): frames per native stack, 0 = off. GPROF_BACKTRACE ("1" -> kDefaultBacktraceDepth, else
+    // 1..64), or kDefaultBacktraceDepth when only GPROF_CUDABACKTRACE switches them on.
+    uint32_t backtrace_depth = 0;
+    // Which calls get one and from how long a call (GPROF_CUDABACKTRACE; GPROF_BACKTRACE alone: every call).
+    env::CudaBacktraceSpec call_sites = env::CudaBacktraceSpec::every_call();
+    uint32_t call_site_max_stacks = kDefaultCallSiteMaxStacks;  // GPROF_CALL_SITE_MAX_STACKS
     CaptureMode capture = CaptureMode::None;  // GPROF_CAPTURE_RANGE
     std::string capture_nvtx_name;
     std::string capture_nvtx_domain;          // empty = default domain

@@ -369,6 +369,8 @@ cupti::SessionOptions cupti_options(const Config& config) {
     so.buffer_bytes = static_cast<size_t>(config.buffer_mb) << 20;
     so.start_paused = !capture_window().is_open();
     so.backtrace_depth = config.backtrace_depth;
+    so.call_sites = config.call_sites;
+    so.call_site_max_stacks = config.call_site_max_stacks;
     so.graph_level = config.graph_trace == GraphTrace::Graph;
     so.nested_driver_calls = config.nested_driver_calls;
     so.api_records = config.api_source == ApiSource::Callback ? cupti::ApiRecords::Callback

@@ -2,7 +2,6 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <execinfo.h>
 
 #include <atomic>
 #include <cstring>
@@ -40,30 +39,6 @@ const DriverApi& driver() {
         return d;
     }();
     return api;
-}
-
-using UnwBacktrace = int (*)(void**, int);
-
-struct Unwinder {
-    UnwBacktrace unw = nullptr;
-    const char* name = "glibc";
-};
-
-const Unwinder& unwinder() {
-    static const Unwinder u = [] {
-        Unwinder w;
-        void* h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-        if (h) w.unw = reinterpret_cast<UnwBacktrace>(dlsym(h, "unw_backtrace"));
-        if (w.unw) {
-            w.name = "libunwind";
-        } else {
-            // glibc's backtrace() loads libgcc_s on first use: do that now, not inside the first API call.
-            void* probe[2];
-            ::backtrace(probe, 2);
-        }
-        return w;
-    }();
-    return u;
 }
 
 }  // namespace
@@ -110,21 +85,5 @@ bool query_device(uint32_t ordinal, DeviceInfo& out) {
     }
     return true;
 }
-
-uint32_t capture_backtrace(uint64_t* frames, uint32_t max_frames, uint32_t skip) {
-    constexpr uint32_t kMax = trace::kMaxBacktraceFrames + 8;
-    void* raw[kMax];
-    uint32_t want = max_frames + skip;
-    if (want > kMax) want = kMax;
-    const Unwinder& u = unwinder();
-    int n = u.unw ? u.unw(raw, static_cast<int>(want)) : ::backtrace(raw, static_cast<int>(want));
-    if (n <= 0) return 0;
-    uint32_t count = 0;
-    for (uint32_t i = skip; i < static_cast<uint32_t>(n) && count < max_frames; ++i)
-        frames[count++] = reinterpret_cast<uint64_t>(raw[i]);
-    return count;
-}
-
-const char* backtrace_unwinder() { return unwinder().name; }
 
 }  // namespace gprof::collector::cupti

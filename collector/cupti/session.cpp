@@ -15,6 +15,8 @@
 #include "cupti/api_calls.h"
 #include "cupti/buffers.h"
 #include "cupti/probes.h"
+#include "cupti/unwind.h"
+#include "core/clock.h"
 #include "cupti/translate.h"
 #include "gprof/trace/runtime_driver_calls.h"
 
@@ -23,11 +25,40 @@ namespace {
 
 using trace::StatusLevel;
 
-// Per thread: depth inside runtime API calls (a driver call made by the runtime gets no backtrace of its own)
-// and the re-entry flag of the subscriber callback (the driver queries we make from inside a callback call
+// Per thread: the re-entry flag of the subscriber callback (the driver queries we make from inside a callback call
 // back again).
-thread_local int t_runtime_depth = 0;
 thread_local bool t_in_callback = false;
+
+// Bumped in a forked child: a thread's cached kernel tid (the forking thread's) is read again.
+std::atomic<uint32_t> g_fork_generation{0};
+
+uint64_t current_tid() {
+    thread_local uint64_t t_tid = 0;
+    thread_local uint32_t t_generation = 0;
+    uint32_t generation = g_fork_generation.load(std::memory_order_relaxed) + 1;
+    if (t_generation != generation) {
+        t_tid = static_cast<uint64_t>(::gettid());  // the kernel tid, as in ApiCall records
+        t_generation = generation;
+    }
+    return t_tid;
+}
+
+uint64_t monotonic_ns() {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string call_site_filter_text(const env::CudaBacktraceSpec& spec) {
+    std::string text;
+    for (int i = 0; i < env::kCallCategories; ++i) {
+        if (!spec.on[i]) continue;
+        if (!text.empty()) text += ", ";
+        text += env::kCallCategoryNames[i];
+        if (spec.threshold_ns[i]) text += " >= " + std::to_string(spec.threshold_ns[i]) + " ns";
+    }
+    return text;
+}
 
 // CUPTI's buffer callbacks carry no user pointer: they go to the session that registered them last.
 std::atomic<Session*> g_buffer_session{nullptr};
@@ -306,15 +337,18 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
                        ") failed (" + result_name(api_, crc) + "): capture ranges or device metadata may be missing");
     }
     if (options.backtrace_depth > 0) {
-        for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-            CUptiResult drc = api.EnableDomain(1, subscriber_, d);
-            if (drc != CUPTI_SUCCESS)
-                status(StatusLevel::Warning, drc,
-                       "cuptiEnableDomain failed (" + result_name(api_, drc) + "): API backtraces are missing");
-        }
+        categories_.build(api);
+        CallSites::Options co;
+        co.depth = std::min<uint32_t>(options.backtrace_depth, trace::kMaxBacktraceFrames);
+        co.max_stacks = options.call_site_max_stacks;
+        co.cupti_address = reinterpret_cast<const void*>(api.GetVersion);
+        call_sites_.configure(co);
+        enable_call_site_callbacks();
+        pipeline.add_periodic_hook(call_site_report_hook, this);
         status(StatusLevel::Info, 0,
-               std::string("API-entry backtraces on, depth ") + std::to_string(options.backtrace_depth) + ", unwinder " +
-                   backtrace_unwinder());
+               "call sites on (at API exit) for " + call_site_filter_text(options.call_sites) + "; depth " +
+                   std::to_string(co.depth) + " frames, unwinder " + unwinder_name() + ", at most " +
+                   std::to_string(co.max_stacks) + " distinct stacks");
     }
 
     if (options.api_records == ApiRecords::Callback) {
@@ -331,7 +365,8 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
             }
         }
         if (options.backtrace_depth == 0) {
-            // With backtraces the callbacks must still reach on_api_enter; the filter is then applied in on_callback.
+            // With call sites the callbacks must still reach on_call_site (its runtime depth counts every runtime
+            // call); the filter is then applied in on_callback.
             for (CUpti_CallbackId cbid : runtime_internal_driver_calls())
                 if (!options.nested_driver_calls) api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
             if (options.filter_noisy_apis) {
@@ -542,6 +577,10 @@ void Session::rebind(Pipeline& pipeline) noexcept {
     if (pipeline_.load(std::memory_order_acquire) == &pipeline) return;
     pipeline.set_activity_consumer(activity_consumer(translator_));
     if (options_.api_records == ApiRecords::Callback) pipeline.add_periodic_hook(drain_api_hook, this, true);
+    if (options_.backtrace_depth > 0) {
+        call_sites_.reset(false);  // a new trace: its stacks are written again, from id 1
+        pipeline.add_periodic_hook(call_site_report_hook, this);
+    }
     pipeline_.store(&pipeline, std::memory_order_release);
 }
 
@@ -566,6 +605,8 @@ void Session::abandon_after_fork() {
     enabled_.clear();
     in_profiler_range_.store(false);
     devices_seen_.store(0);
+    g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+    call_sites_.reset(true);  // the child's trace starts its stack ids afresh
 }
 
 Session::Counters Session::counters() const {
@@ -573,7 +614,7 @@ Session::Counters Session::counters() const {
     c.buffers_requested = buffers_requested_.load(std::memory_order_relaxed);
     c.buffers_completed = buffers_completed_.load(std::memory_order_relaxed);
     c.dropped_reported = dropped_reported_.load(std::memory_order_relaxed);
-    c.backtraces = backtraces_.load(std::memory_order_relaxed);
+    c.call_sites = call_sites_posted_.load(std::memory_order_relaxed);
     c.profiler_starts = profiler_starts_.load(std::memory_order_relaxed);
     c.profiler_stops = profiler_stops_.load(std::memory_order_relaxed);
     c.api_callbacks = api_call_stats().recorded;
@@ -627,10 +668,7 @@ void Session::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
             auto* cb = static_cast<const CUpti_CallbackData*>(data);
             bool enter = cb->callbackSite == CUPTI_API_ENTER;
             bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-            if (options_.backtrace_depth > 0) {
-                if (enter && (runtime || t_runtime_depth == 0)) on_api_enter(domain, cb);
-                if (runtime) t_runtime_depth += enter ? 1 : (t_runtime_depth > 0 ? -1 : 0);
-            }
+            if (options_.backtrace_depth > 0) on_call_site(domain, cbid, cb, enter, runtime);
             if (options_.api_records == ApiRecords::Callback) on_api_callback(domain, cbid, cb);
             bool start = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
                                  : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
@@ -701,18 +739,96 @@ void Session::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
     record_api_call(e, pipeline_.load(std::memory_order_relaxed));
 }
 
-void Session::on_api_enter(CUpti_CallbackDomain, const CUpti_CallbackData* cb) {
+void Session::enable_call_site_callbacks() {
+    const CuptiApi& api = *api_;
+    const env::CudaBacktraceSpec& spec = options_.call_sites;
+    bool every_category = spec.on[0] && spec.on[1] && spec.on[2] && spec.on[3];
+    // Every runtime call: the runtime depth must count them all (a driver call inside any runtime call is the
+    // runtime's, not the program's). Driver calls: only the categories asked for, unless that is all of them.
+    CUptiResult rc = api.EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
+    if (rc == CUPTI_SUCCESS) {
+        if (every_category) {
+            rc = api.EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+        } else {
+            for (uint32_t cbid = 1; cbid < CallCategories::kMaxCbid && rc == CUPTI_SUCCESS; ++cbid) {
+                if (!spec.on[static_cast<int>(categories_.of(CUPTI_CB_DOMAIN_DRIVER_API, cbid))]) continue;
+                if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) break;  // ids our headers do not know: not asked for
+                rc = api.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+            }
+        }
+    }
+    if (rc != CUPTI_SUCCESS)
+        status(StatusLevel::Warning, rc,
+               "enabling the API callbacks failed (" + result_name(api_, rc) + "): call sites are missing");
+}
+
+void Session::on_call_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb,
+                           bool enter, bool runtime) {
+    // Per thread: the entry stamps of the calls in progress (a runtime call nests the driver calls it makes; 0 marks
+    // a call that gets no call site) and how many runtime calls are in progress.
+    constexpr int kNesting = 16;
+    thread_local uint64_t t_enter[kNesting];
+    thread_local int t_nesting = 0;
+    thread_local int t_runtime_depth = 0;
+    if (enter) {
+        uint64_t stamp = 0;
+        // A driver call made inside a runtime call is the runtime's: the runtime call gets the call site.
+        if ((runtime || t_runtime_depth == 0) && recording() && api_callback_recorded(domain, cbid)) {
+            int category = static_cast<int>(categories_.of(domain, cbid));
+            if (options_.call_sites.on[category]) stamp = options_.call_sites.threshold_ns[category] ? monotonic_ns() : 1;
+        }
+        if (t_nesting < kNesting) t_enter[t_nesting] = stamp;
+        ++t_nesting;
+        if (runtime) ++t_runtime_depth;
+        return;
+    }
+    if (runtime && t_runtime_depth > 0) --t_runtime_depth;
+    if (t_nesting == 0) return;  // an exit without its entry (callbacks switched on in between)
+    --t_nesting;
+    if (t_nesting >= kNesting || t_enter[t_nesting] == 0) return;
+    uint64_t threshold = options_.call_sites.threshold_ns[static_cast<int>(categories_.of(domain, cbid))];
+    if (threshold && monotonic_ns() - t_enter[t_nesting] < threshold) return;
     Pipeline* p = pipeline_.load(std::memory_order_acquire);
     if (!p || !recording()) return;
-    trace::Backtrace bt;
-    bt.tid = static_cast<uint64_t>(gettid());  // the kernel tid, as in ApiCall records
-    bt.correlation = cb->correlationId;
-    uint32_t depth = std::min<uint32_t>(options_.backtrace_depth, trace::kMaxBacktraceFrames);
-    // Skip our own frames: capture_backtrace, on_api_enter, on_callback, subscriber_callback.
-    bt.frame_count = capture_backtrace(bt.frames, depth, 4);
-    if (bt.frame_count == 0) return;
-    p->post_backtrace(bt);
-    backtraces_.fetch_add(1, std::memory_order_relaxed);
+    trace::CallSite site;
+    site.tid = current_tid();
+    site.correlation = cb->correlationId;
+    site.stack = call_sites_.capture(*p);
+    // ---- Python call stack (issue 18, h18py) -----------------------------------------------------------------
+    // The one place the Python frames of this call are taken: h18py wires
+    //     site.py_stack = gprof::collector::python::current_python_stack(*p);   (collector/python/, 0 when none)
+    // here. Until then no call has Python frames.
+    site.py_stack = 0;
+    // ------------------------------------------------------------------------------------------------------------
+    if (site.stack == 0 && site.py_stack == 0) return;  // nothing to say beyond the counters
+    p->post_call_site(site);
+    call_sites_posted_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Session::call_site_report_hook(void* ctx, trace::TraceWriter& w, bool final) {
+    if (!final) return;
+    auto* self = static_cast<Session*>(ctx);
+    CallSites::Counters c = self->call_sites_.counters();
+    auto say = [&w](trace::StatusLevel level, const std::string& text) {
+        trace::Status st;
+        st.timestamp = clock::now();
+        st.component = trace::Component::Cupti;
+        st.level = level;
+        st.message = w.intern(text.data(), text.size());
+        w.add(st);
+    };
+    say(StatusLevel::Info, "call sites: " + std::to_string(self->call_sites_posted_.load()) + " calls recorded, " +
+                               std::to_string(c.stacks) + " distinct stacks");
+    if (c.table_full)
+        say(StatusLevel::Warning, "call sites: " + std::to_string(c.table_full) +
+                                      " calls without their stack: the table of " +
+                                      std::to_string(self->call_sites_.max_stacks()) + " distinct stacks was full");
+    if (c.post_refused)
+        say(StatusLevel::Warning, "call sites: " + std::to_string(c.post_refused) +
+                                      " calls without their stack: the collector's queue was full");
+    if (c.no_program_frame)
+        say(StatusLevel::Info, "call sites: " + std::to_string(c.no_program_frame) +
+                                   " calls made from CUDA's own code (no frame of the program): no call site");
 }
 
 void Session::on_context_created(CUcontext ctx) {

@@ -1,7 +1,7 @@
 // The CUPTI session: one per process. Loads CUPTI, subscribes, hands buffers to CUPTI and completed ones to
 // the pipeline, switches the activity kinds on and off when the capture window (core/capture_window.h) says so,
 // and handles the few callbacks activities cannot replace (cudaProfilerStart/Stop, cudaDeviceReset, context
-// creation, API-entry backtraces).
+// creation, call sites at API exit).
 //
 // Threading and lock order (kineto documents an ABBA deadlock with CUPTI's internal lock):
 //   - CUPTI's buffer callbacks take only the buffer pool's and the pipeline's short mutexes, never held while
@@ -24,8 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "cupti/call_categories.h"
+#include "cupti/call_sites.h"
 #include "cupti/translate.h"
 #include "cupti/loader.h"
+#include "gprof/inject/cuda_backtrace.h"
 #include "gprof/trace/records.h"
 #include "pipeline/pipeline.h"
 
@@ -43,7 +46,11 @@ struct SessionOptions {
     size_t buffer_bytes = 8u << 20;    // GPROF_BUFFER_MB
     size_t max_buffers = 0;            // 0: max(8, 512 MiB / buffer_bytes)
     bool start_paused = false;         // begin with the kinds off (the capture window is closed)
-    uint32_t backtrace_depth = 0;      // GPROF_BACKTRACE: 0 = no API-entry callbacks at all
+    // Call sites (cupti/call_sites.h): frames per stack, 0 = off (no API callbacks for them at all).
+    uint32_t backtrace_depth = 0;
+    // Which calls get one and from how long a call (--cudabacktrace; every call by default).
+    env::CudaBacktraceSpec call_sites = env::CudaBacktraceSpec::every_call();
+    uint32_t call_site_max_stacks = 65536;  // the bound of the table of distinct stacks
     bool filter_noisy_apis = true;     // drop cudaGetDevice, cuCtxGetCurrent, ... as kineto does
     // GPROF_CUDA_GRAPH_TRACE=graph: CUPTI_ACTIVITY_KIND_GRAPH_TRACE, one record per graph launch *instead of* the
     // kernel/memcpy/memset records of its nodes. false (node, the default): the nodes, like any other work.
@@ -118,7 +125,7 @@ public:
         uint64_t buffers_requested = 0;
         uint64_t buffers_completed = 0;
         uint64_t dropped_reported = 0;
-        uint64_t backtraces = 0;
+        uint64_t call_sites = 0;  // CallSite records posted
         uint64_t profiler_starts = 0;
         uint64_t profiler_stops = 0;
         uint64_t api_callbacks = 0;  // API calls recorded from callbacks (ApiRecords::Callback)
@@ -131,6 +138,7 @@ public:
     void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
 
     Translator& translator() { return translator_; }
+    const CallSites& call_sites() const { return call_sites_; }
 
     // Another CUPTI client of the program subscribed (cupti/clients.h) and CUPTI answered `result`: when it was
     // refused because we hold the subscription, a Warning Status and one stderr line name it and the way out.
@@ -148,7 +156,10 @@ private:
     void status(trace::StatusLevel level, int32_t code, const std::string& message);
     void profiler_start();
     void profiler_stop();
-    void on_api_enter(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb);
+    void on_call_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb, bool enter,
+                      bool runtime);
+    void enable_call_site_callbacks();
+    static void call_site_report_hook(void* ctx, trace::TraceWriter& w, bool final);
     void on_context_created(CUcontext ctx);
     void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
     bool api_callback_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const;
@@ -161,6 +172,8 @@ private:
 
     const CuptiApi* api_ = nullptr;
     Translator translator_;  // per session: its name caches belong to this session's writer
+    CallCategories categories_;  // built at start when call sites are on
+    CallSites call_sites_;
     std::atomic<Pipeline*> pipeline_{nullptr};
     CUpti_SubscriberHandle subscriber_ = nullptr;
     CUpti_SubscriberHandle parent_subscriber_ = nullptr;  // in a forked child: the parent's, inherited
@@ -180,7 +193,7 @@ private:
     std::mutex clients_mutex_;
     std::set<std::string> clients_said_;      // other CUPTI clients already reported
 
-    std::atomic<uint64_t> buffers_requested_{0}, buffers_completed_{0}, dropped_reported_{0}, backtraces_{0},
+    std::atomic<uint64_t> buffers_requested_{0}, buffers_completed_{0}, dropped_reported_{0}, call_sites_posted_{0},
         profiler_starts_{0}, profiler_stops_{0}, api_callbacks_{0};
 };
 

@@ -29,7 +29,7 @@ void write_device_record(tr::TraceWriter& writer, const DeviceInfo& device) {
 
 struct Pipeline::Message {
     enum class Kind : uint8_t {
-        Activity, Status, CudaInfo, Device, Capture, Dropped, ThreadName, Module, Backtrace, Function, Flush,
+        Activity, Status, CudaInfo, Device, Capture, Dropped, ThreadName, Module, Stack, CallSite, Function, Flush,
     };
     Kind kind = Kind::Flush;
     uint8_t* buffer = nullptr;
@@ -43,7 +43,8 @@ struct Pipeline::Message {
     DeviceInfo device;
     CudaVersions versions;
     ModuleInfo module;
-    std::unique_ptr<tr::Backtrace> backtrace;
+    std::unique_ptr<tr::Stack> stack;
+    tr::CallSite call_site;
     std::function<void(tr::TraceWriter&)> fn;
 };
 
@@ -87,7 +88,7 @@ void Pipeline::add_periodic_hook(PeriodicHook hook, void* ctx, bool also_on_nudg
     hooks_.push_back(Hook{hook, ctx, also_on_nudge});
 }
 
-void Pipeline::enqueue(Message&& m) {
+bool Pipeline::enqueue(Message&& m) {
     try {
         std::lock_guard lock(mutex_);
         if (finished_ || abandoned_.load(std::memory_order_relaxed)) {
@@ -96,16 +97,18 @@ void Pipeline::enqueue(Message&& m) {
                 if (consumer_.release) consumer_.release(consumer_.ctx, m.buffer);
                 else std::free(m.buffer);
             }
-            return;
+            return false;
         }
         if (m.kind != Message::Kind::Activity && m.kind != Message::Kind::Flush &&
             queue_->size() >= kMaxQueuedMessages) {
             queue_dropped_.fetch_add(1, std::memory_order_relaxed);
-            return;
+            return false;
         }
         queue_->push_back(std::move(m));
+        return true;
     } catch (...) {
         // Out of memory: lose the message rather than the app.
+        return false;
     }
 }
 
@@ -196,14 +199,22 @@ void Pipeline::post_module(const ModuleInfo& module) {
     }
 }
 
-void Pipeline::post_backtrace(const tr::Backtrace& backtrace) {
+bool Pipeline::post_stack(const tr::Stack& stack) {
     try {
         Message m;
-        m.kind = Message::Kind::Backtrace;
-        m.backtrace = std::make_unique<tr::Backtrace>(backtrace);
-        enqueue(std::move(m));
+        m.kind = Message::Kind::Stack;
+        m.stack = std::make_unique<tr::Stack>(stack);
+        return enqueue(std::move(m));
     } catch (...) {
+        return false;
     }
+}
+
+void Pipeline::post_call_site(const tr::CallSite& call_site) {
+    Message m;
+    m.kind = Message::Kind::CallSite;
+    m.call_site = call_site;
+    enqueue(std::move(m));
 }
 
 void Pipeline::post(std::function<void(tr::TraceWriter&)> fn) {
@@ -324,9 +335,10 @@ void Pipeline::handle(Message& m) {
         writer_.add(r);
         break;
     }
-    case K::Backtrace:
-        if (m.backtrace) writer_.add(*m.backtrace);
+    case K::Stack:
+        if (m.stack) writer_.add(*m.stack);
         break;
+    case K::CallSite: writer_.add(m.call_site); break;
     case K::Function:
         if (m.fn) {
             try {

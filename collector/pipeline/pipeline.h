@@ -114,7 +114,10 @@ public:
     void post_dropped(trace::DropSource source, uint64_t count, uint32_t context = 0, uint32_t stream = 0);
     void post_thread_name(uint64_t tid, std::string_view name);
     void post_module(const ModuleInfo& module);
-    void post_backtrace(const trace::Backtrace& backtrace);
+    // A distinct call stack (cupti/call_sites.h). False when the queue refused it: the caller must not name its id.
+    bool post_stack(const trace::Stack& stack);
+    // One API call's call site; it names stacks posted before it. Refused at the queue's cap like any post (counted).
+    void post_call_site(const trace::CallSite& call_site);
     // Anything else: fn runs on the writer thread with the writer (allocates; not for hot paths).
     void post(std::function<void(trace::TraceWriter&)> fn);
 
@@ -158,7 +161,7 @@ public:
 
 private:
     struct Message;
-    void enqueue(Message&& m);
+    bool enqueue(Message&& m);  // false: refused (finished, or at the cap: counted)
     void run();
     void drain_queue(std::deque<Message>& batch);
     void handle(Message& m);

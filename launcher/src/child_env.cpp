@@ -37,6 +37,7 @@ std::vector<EnvChange> collector_environment(const LaunchOptions& o, const std::
     c.push_back({e::kRunId, run_id});
     c.push_back({e::kTrace, o.trace});
     c.push_back({e::kBacktrace, o.backtrace});
+    c.push_back({e::kCudaBacktrace, o.cudabacktrace});
     c.push_back({e::kCaptureRange, o.capture_range});
     c.push_back({e::kCaptureRangeEnd, o.capture_range_end});
     c.push_back({e::kCudaGraphTrace, o.cuda_graph_trace});

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "gprof/inject/cuda_backtrace.h"
 #include "gprof/version.h"
 
 namespace gprof::launcher {
@@ -237,6 +238,12 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         ->type_name("LIST");
     app.add_flag("--backtrace", backtrace,
                  "Record a call stack with each CUDA API call; --backtrace=DEPTH for 1-64 frames");
+    std::string cudabacktrace;
+    app.add_option("--cudabacktrace", cudabacktrace,
+                   "Call stacks only for some CUDA API calls, as nsys: a comma list of all, kernel, memory, sync, "
+                   "other, each with an optional :THRESHOLD_NS (default 80000: calls that take at least that long), "
+                   "or none; depth from --backtrace=DEPTH, else 16 frames")
+        ->type_name("KIND[:NS],...");
     app.add_option("-c,--capture-range", capture,
                    "none (default), cudaProfilerApi, nvtx:NAME[@DOMAIN], or nvtx with -p: record CUDA activity only "
                    "inside that range (NVTX ranges are all recorded)")
@@ -364,6 +371,12 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         if (!all_digits(backtrace) || backtrace.size() > 2 || std::stoi(backtrace) < 1 || std::stoi(backtrace) > 64)
             return fail("--backtrace=" + backtrace + ": the depth must be 1 to 64 frames");
         o.backtrace = backtrace;
+    }
+    if (app.count("--cudabacktrace")) {
+        gprof::env::CudaBacktraceSpec spec;
+        std::string why = gprof::env::parse_cuda_backtrace(cudabacktrace, spec);
+        if (!why.empty()) return fail("--cudabacktrace=" + cudabacktrace + ": " + why);
+        o.cudabacktrace = cudabacktrace;
     }
     if (app.count("--nvtx-capture")) {
         if (!app.count("--capture-range") || (capture != "nvtx" && capture.rfind("nvtx:", 0) != 0))

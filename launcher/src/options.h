@@ -17,6 +17,7 @@ struct LaunchOptions {
     std::optional<std::string> output;        // -o pattern, unexpanded; nullopt: default name in the cwd
     std::string trace = "cuda,nvtx";          // normalised comma list, or "none"
     std::optional<std::string> backtrace;     // GPROF_BACKTRACE value: "1" (default depth) or a depth 1..64
+    std::optional<std::string> cudabacktrace; // GPROF_CUDABACKTRACE: nsys's --cudabacktrace value, checked
     std::optional<std::string> capture_range; // validated, as the collector takes it: cudaProfilerApi, nvtx:NAME[@DOMAIN]
     std::optional<std::string> capture_range_end;  // stop | repeat | repeat:N | none (nsys's *-shutdown forms mapped)
     std::optional<std::string> cuda_graph_trace;   // node | graph

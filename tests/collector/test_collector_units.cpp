@@ -37,6 +37,46 @@ Config parse(std::map<std::string, std::string> env) {
 
 }  // namespace
 
+TEST_CASE("config: call sites from GPROF_BACKTRACE and GPROF_CUDABACKTRACE", "[call-sites]") {
+    using gprof::env::CallCategory;
+    auto at = [](const Config&, CallCategory k) { return static_cast<int>(k); };
+    Config off = parse({});
+    CHECK(off.backtrace_depth == 0);
+    CHECK(off.call_site_max_stacks == kDefaultCallSiteMaxStacks);
+    // --backtrace alone: every call, whatever it takes.
+    Config every = parse({{"GPROF_BACKTRACE", "1"}});
+    CHECK(every.backtrace_depth == kDefaultBacktraceDepth);
+    for (int i = 0; i < gprof::env::kCallCategories; ++i) {
+        CHECK(every.call_sites.on[i]);
+        CHECK(every.call_sites.threshold_ns[i] == 0);
+    }
+    // nsys's form: the categories named, each at its threshold (80 us when none is given), default depth.
+    Config kernel = parse({{"GPROF_CUDABACKTRACE", "kernel,sync:0,memory:1500"}});
+    CHECK(kernel.backtrace_depth == kDefaultBacktraceDepth);
+    CHECK(kernel.call_sites.on[at(kernel, CallCategory::Kernel)]);
+    CHECK(kernel.call_sites.threshold_ns[at(kernel, CallCategory::Kernel)] == 80000);
+    CHECK(kernel.call_sites.on[at(kernel, CallCategory::Sync)]);
+    CHECK(kernel.call_sites.threshold_ns[at(kernel, CallCategory::Sync)] == 0);
+    CHECK(kernel.call_sites.threshold_ns[at(kernel, CallCategory::Memory)] == 1500);
+    CHECK_FALSE(kernel.call_sites.on[at(kernel, CallCategory::Other)]);
+    // Both: the depth from GPROF_BACKTRACE, the calls from GPROF_CUDABACKTRACE; none switches them off.
+    Config both = parse({{"GPROF_BACKTRACE", "6"}, {"GPROF_CUDABACKTRACE", "other:10"}});
+    CHECK(both.backtrace_depth == 6);
+    CHECK(both.call_sites.on[at(both, CallCategory::Other)]);
+    CHECK_FALSE(both.call_sites.on[at(both, CallCategory::Kernel)]);
+    CHECK(parse({{"GPROF_BACKTRACE", "6"}, {"GPROF_CUDABACKTRACE", "none"}}).backtrace_depth == 0);
+    // A later value for a category replaces an earlier one, as in nsys.
+    Config later = parse({{"GPROF_CUDABACKTRACE", "kernel:0,all"}});
+    CHECK(later.call_sites.threshold_ns[at(later, CallCategory::Kernel)] == 80000);
+    // Malformed: ignored with a warning naming the variable (gprof-run refuses these before the app starts).
+    Config bad = parse({{"GPROF_CUDABACKTRACE", "kernels"}, {"GPROF_CALL_SITE_MAX_STACKS", "0"}});
+    CHECK(bad.backtrace_depth == 0);
+    CHECK(bad.call_site_max_stacks == kDefaultCallSiteMaxStacks);
+    REQUIRE(bad.warnings.size() == 2);
+    CHECK(bad.warnings[0].find("GPROF_CUDABACKTRACE") != std::string::npos);
+    CHECK(parse({{"GPROF_CALL_SITE_MAX_STACKS", "4"}}).call_site_max_stacks == 4);
+}
+
 TEST_CASE("config: defaults") {
     Config c = parse({});
     CHECK(c.trace_cuda);

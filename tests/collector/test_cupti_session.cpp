@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "cupti/buffers.h"
+#include "cupti/call_categories.h"
 #include "cupti/session.h"
 #include "pipeline/pipeline.h"
 #include "standin_control.h"
+#include "elf_symbols.h"
 #include "trace_fixture.h"
 
 using namespace gprof;
@@ -464,24 +466,63 @@ TEST_CASE("session: without the timestamp callback, CUPTI's clock is shifted ont
     delete reader;
 }
 
-TEST_CASE("session: API-entry backtraces keyed by correlation id", "[cupti][session]") {
+// The program's call into "CUDA" (the stand-in plays CUPTI and the runtime): a function of its own whose extent the
+// test reads from this binary's symbol table.
+extern "C" __attribute__((noinline)) uint32_t gprof_test_call_site_launch(decltype(&gprof_test_standin_launch_kernel) launch) {
+    uint32_t corr = launch("_Z1kv", 1);
+    asm volatile("" ::: "memory");  // keep the call a call, not a tail jump
+    return corr;
+}
+
+namespace {
+
+bool inside_function(uint64_t address, const void* function, const char* name) {
+    auto extent = gprof::testing::elf_function("/proc/self/exe", name);
+    REQUIRE(extent.has_value());
+    auto start = reinterpret_cast<uint64_t>(function);
+    return address > start && address <= start + extent->size;  // a return address: after the call instruction
+}
+
+}  // namespace
+
+TEST_CASE("session: call sites at API exit, interned, starting at the program's call", "[cupti][session][call-sites]") {
     SessionOptions o;
     o.backtrace_depth = 8;
     Fixture f(nullptr, o);
     REQUIRE(f.result.ok);
-    uint32_t corr = SI(gprof_test_standin_launch_kernel)("_Z1kv", 1);
+    auto launch = SI(gprof_test_standin_launch_kernel);
+    std::vector<uint32_t> corrs;
+    for (int i = 0; i < 5; ++i) corrs.push_back(gprof_test_call_site_launch(launch));
     auto recs = f.finish();
-    bool found = false;
-    for (const auto& r : recs)
-        if (r.kind == trace::RecordKind::Backtrace && r.backtrace.correlation == corr) {
-            found = true;
-            CHECK(r.backtrace.frame_count > 0);
-            CHECK(r.backtrace.frame_count <= 8);
-            CHECK(r.backtrace.frames[0] != 0);
-            CHECK(r.backtrace.tid != 0);
+    std::map<uint32_t, trace::Stack> stacks;
+    std::vector<trace::CallSite> sites;
+    for (const auto& r : recs) {
+        if (r.kind == trace::RecordKind::Stack) {
+            CHECK(stacks.count(r.stack.id) == 0);  // each stack once
+            stacks[r.stack.id] = r.stack;
         }
-    CHECK(found);
-    CHECK(f.session->counters().backtraces >= 1);
+        if (r.kind == trace::RecordKind::CallSite) {
+            CHECK(stacks.count(r.call_site.stack) == 1);  // its Stack came first
+            sites.push_back(r.call_site);
+        }
+        CHECK(r.kind != trace::RecordKind::Backtrace);
+    }
+    // One site per launch (the runtime's own cuKernelGetName gets none: the stand-in makes it from its own code).
+    REQUIRE(sites.size() == corrs.size());
+    for (size_t i = 0; i < sites.size(); ++i) {
+        CHECK(sites[i].correlation == corrs[i]);
+        CHECK(sites[i].tid != 0);
+        CHECK(sites[i].py_stack == 0);
+        CHECK(sites[i].stack == sites[0].stack);  // one call site, one stack
+    }
+    REQUIRE(stacks.size() == 1);
+    const trace::Stack& st = stacks.begin()->second;
+    CHECK(st.frame_count > 1);
+    CHECK(st.frame_count <= 8);
+    CHECK(inside_function(st.frames[0], reinterpret_cast<const void*>(&gprof_test_call_site_launch),
+                          "gprof_test_call_site_launch"));
+    CHECK(f.session->counters().call_sites == corrs.size());
+    CHECK(f.session->call_sites().counters().stacks == 1);
 }
 
 TEST_CASE("session: after abandon_after_fork nothing reaches the old pipeline", "[cupti][session]") {
@@ -601,4 +642,28 @@ TEST_CASE("session: zeroed buffers are handed to CUPTI zeroed, so CUPTI never ze
         CHECK(count(recs, trace::RecordKind::Kernel) == n);
         CHECK(count(recs, trace::RecordKind::ApiCall) == n);
     }
+}
+
+TEST_CASE("call categories by CUPTI's names: kernel, memory, sync, other", "[cupti][call-sites]") {
+    using gprof::env::CallCategory;
+    for (const char* n : {"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060", "cudaGraphLaunch_v10000",
+                          "cudaLaunchCooperativeKernel_v9000", "__cudaLaunchKernel_v13000", "cuLaunchKernel",
+                          "cuLaunchKernelEx", "cuGraphLaunch_ptsz", "cuLaunchGrid"})
+        CHECK(classify_call(n) == CallCategory::Kernel);
+    for (const char* n : {"cudaMemcpy_v3020", "cudaMemcpyAsync_ptsz_v7000", "cudaMemset2DAsync_v3020",
+                          "cudaMalloc_v3020", "cudaMallocHost_v3020", "cudaMallocAsync_v11020", "cudaFree_v3020",
+                          "cudaFreeHost_v3020", "cudaFreeAsync_v11020", "cudaHostAlloc_v3020", "cuMemAlloc_v2",
+                          "cuMemFree_v2", "cuMemcpyHtoDAsync_v2", "cuMemsetD32_v2", "cuMemHostAlloc",
+                          "cuMemAllocManaged", "cuMemFreeAsync", "cudaMemcpyBatchAsync_v13000"})
+        CHECK(classify_call(n) == CallCategory::Memory);
+    for (const char* n : {"cudaDeviceSynchronize_v3020", "cudaStreamSynchronize_v3020", "cudaEventSynchronize_v3020",
+                          "cudaEventQuery_v3020", "cudaStreamQuery_v3020", "cudaStreamWaitEvent_v3020",
+                          "cuCtxSynchronize", "cuStreamWaitValue32_v2", "cuEventQuery"})
+        CHECK(classify_call(n) == CallCategory::Sync);
+    // Graph construction names copies it only describes; a host function launch runs no kernel; cuBinaryFree frees
+    // no memory of the program's.
+    for (const char* n : {"cudaGraphAddMemcpyNode_v10000", "cuGraphExecMemsetNodeSetParams", "cudaLaunchHostFunc_v10000",
+                          "cuLaunchHostFunc", "cuBinaryFree", "cudaGetDevice_v3020", "cudaMemPrefetchAsync_v8000",
+                          "cudaEventRecord_v3020", "cuCtxGetCurrent", "cudaStreamCreate_v3020"})
+        CHECK(classify_call(n) == CallCategory::Other);
 }

@@ -50,13 +50,16 @@ TEST_CASE("options map onto the contract's variables", "[launcher][env]") {
     CHECK_FALSE(value_of(c, e::kCaptureRangeEnd));
     CHECK_FALSE(value_of(c, e::kCudaGraphTrace));
     CHECK_FALSE(value_of(c, e::kCudaNestedDriverCalls));
+    CHECK_FALSE(value_of(c, e::kCudaBacktrace));
     o.capture_range_end = "repeat:3";
+    o.cudabacktrace = "kernel:500,sync";
     o.cuda_graph_trace = "graph";
     o.cuda_nested_driver_calls = true;
     c = collector_environment(o, "/p/lib/gprof-run/libgprof-collector.so", "/runs/r1", "abc", nullptr);
     CHECK(value_of(c, e::kCaptureRangeEnd) == std::optional<std::string>("repeat:3"));
     CHECK(value_of(c, e::kCudaGraphTrace) == std::optional<std::string>("graph"));
     CHECK(value_of(c, e::kCudaNestedDriverCalls) == std::optional<std::string>("1"));
+    CHECK(value_of(c, e::kCudaBacktrace) == std::optional<std::string>("kernel:500,sync"));
 }
 
 TEST_CASE("changes apply in place, remove, and append", "[launcher][env]") {

@@ -102,6 +102,27 @@ TEST_CASE("a bare --backtrace asks for the default depth and never eats the app 
     CHECK(r.options->command == std::vector<std::string>{"./app"});
 }
 
+TEST_CASE("gprof-run --cudabacktrace takes nsys's form and passes it on as given", "[launcher][options][call-sites]") {
+    for (const char* ok : {"all", "kernel", "kernel:0", "memory:500,sync", "kernel,memory,sync,other:1000", "none",
+                           "all:80000"}) {
+        auto r = parse({std::string("--cudabacktrace=") + ok, "app"});
+        INFO(ok);
+        REQUIRE(r.options);
+        CHECK(r.options->cudabacktrace == std::optional<std::string>(ok));
+        CHECK_FALSE(r.options->backtrace);
+    }
+}
+
+TEST_CASE("bad --cudabacktrace values name the bad part", "[launcher][options][call-sites]") {
+    auto r = parse({"--cudabacktrace=kernel,syncs", "app"});
+    CHECK_FALSE(r.options);
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("'syncs' is not a call category") != std::string::npos);
+    auto t = parse({"--cudabacktrace=memory:12ms", "app"});
+    CHECK(t.exit_code == 2);
+    CHECK(t.to_stderr.find("the threshold must be a number of nanoseconds") != std::string::npos);
+}
+
 TEST_CASE("bad command lines fail with status 2 and say why on stderr", "[launcher][options]") {
     const std::vector<std::vector<std::string>> bad = {
         {"--bogus", "app"},
@@ -113,6 +134,15 @@ TEST_CASE("bad command lines fail with status 2 and say why on stderr", "[launch
         {"--backtrace=0", "app"},
         {"--backtrace=65", "app"},
         {"--backtrace=x", "app"},
+        {"--cudabacktrace=", "app"},
+        {"--cudabacktrace=kernels", "app"},
+        {"--cudabacktrace=kernel:", "app"},
+        {"--cudabacktrace=kernel:-5", "app"},
+        {"--cudabacktrace=kernel:1e3", "app"},
+        {"--cudabacktrace=memory:99999999999999", "app"},
+        {"--cudabacktrace=none:10", "app"},
+        {"--cudabacktrace=none,kernel", "app"},
+        {"--cudabacktrace=kernel,,sync", "app"},
         {"--capture-range", "nvtx", "app"},
         {"--capture-range", "nvtx:@dom", "app"},
         {"--capture-range", "nvtx:name@", "app"},

@@ -19,6 +19,13 @@ inline constexpr const char* kRunId = "GPROF_RUN_ID";
 inline constexpr const char* kTrace = "GPROF_TRACE";
 // Backtraces of CUDA API calls: unset/"0" off, "1" on (default depth), or a depth in frames (max 64).
 inline constexpr const char* kBacktrace = "GPROF_BACKTRACE";
+// Which CUDA API calls get a call site, nsys's --cudabacktrace form (gprof/inject/cuda_backtrace.h): a comma list of
+// all|kernel|memory|sync|other[:THRESHOLD_NS], or none. Set: call sites on for those calls (depth from
+// GPROF_BACKTRACE when set, else 16 frames). Unset: GPROF_BACKTRACE alone means every call, no threshold.
+inline constexpr const char* kCudaBacktrace = "GPROF_CUDABACKTRACE";
+// The bound of the collector's table of distinct call stacks (default 65536; tests lower it): past it a call's
+// CallSite names stack 0 and the loss is counted and reported.
+inline constexpr const char* kCallSiteMaxStacks = "GPROF_CALL_SITE_MAX_STACKS";
 // "none" (default), "cudaProfilerApi", or "nvtx:NAME" / "nvtx:NAME@DOMAIN" / "nvtx:NAME@*" (any domain).
 inline constexpr const char* kCaptureRange = "GPROF_CAPTURE_RANGE";
 // What ends a capture range: "stop" (default: recording ends with the first range), "repeat" / "repeat:N" (each

@@ -1,0 +1,281 @@
+#include "cupti/call_sites.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "cupti/unwind.h"
+#include "pipeline/pipeline.h"
+
+namespace gprof::collector::cupti {
+
+struct CallSites::Entry {
+    uint64_t hash;
+    uint32_t count;
+    uint32_t pad;
+    uint64_t frames[1];  // options_.depth of them (the entry is allocated that long)
+};
+
+namespace {
+
+// Frames unwound beyond the depth kept: room for the collector's, CUPTI's, the driver's and the runtime's own frames
+// between the callback and the program's call (9-14 seen on an H100 with CUDA 13.0, issue 18's torch-backtrace run).
+constexpr uint32_t kInternalFrameRoom = 40;
+
+uint64_t hash_frames(const uint64_t* frames, uint32_t count) {
+    // Per frame a multiply-xorshift; distinct stacks differ in at least one return address.
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ count;
+    for (uint32_t i = 0; i < count; ++i) {
+        h ^= frames[i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    return h ? h : 1;
+}
+
+// The objects whose frames are never the program's, by file name: CUPTI, the driver, the CUDA runtime.
+bool internal_by_name(const char* path) {
+    if (!path || !*path) return false;
+    std::string_view p(path);
+    size_t slash = p.rfind('/');
+    std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
+    return base.starts_with("libcupti.so") || base.starts_with("libcuda.so") || base.starts_with("libcudart.so");
+}
+
+}  // namespace
+
+void CallSites::configure(const Options& options) {
+    options_ = options;
+    if (options_.depth == 0 || options_.depth > trace::kMaxBacktraceFrames) options_.depth = trace::kMaxBacktraceFrames;
+    if (options_.max_stacks == 0) options_.max_stacks = 1;
+    uint64_t slots = 2;
+    while (slots < 2ull * options_.max_stacks) slots <<= 1;
+    // calloc: the pages are touched only as slots fill.
+    slots_ = static_cast<std::atomic<uint32_t>*>(std::calloc(slots, sizeof(std::atomic<uint32_t>)));
+    if (!slots_) return;
+    mask_ = static_cast<uint32_t>(slots - 1);
+    chunks_.assign((options_.max_stacks + kEntriesPerChunk - 1) / kEntriesPerChunk, nullptr);
+    next_id_ = 1;
+    rescan_modules();
+}
+
+size_t CallSites::entry_bytes() const noexcept {
+    return offsetof(Entry, frames) + sizeof(uint64_t) * options_.depth;
+}
+
+CallSites::Entry* CallSites::entry(uint32_t id) const noexcept {
+    uint32_t index = id - 1;
+    uint8_t* chunk = chunks_[index / kEntriesPerChunk];
+    return reinterpret_cast<Entry*>(chunk + static_cast<size_t>(index % kEntriesPerChunk) * entry_bytes());
+}
+
+void CallSites::rescan_modules() noexcept {
+    try {
+        auto next = std::make_unique<Ranges>();
+        struct Ctx {
+            std::vector<Range>* out;
+            uintptr_t markers[2];
+            unsigned long long adds = 0, subs = 0;
+        } ctx{&next->sorted, {reinterpret_cast<uintptr_t>(&hash_frames),
+                              reinterpret_cast<uintptr_t>(options_.cupti_address)}};
+        dl_iterate_phdr(
+            [](dl_phdr_info* info, size_t, void* data) -> int {
+                auto* c = static_cast<Ctx*>(data);
+                c->adds = info->dlpi_adds;
+                c->subs = info->dlpi_subs;
+                bool internal = internal_by_name(info->dlpi_name);
+                size_t first = c->out->size();
+                for (int i = 0; i < info->dlpi_phnum; ++i) {
+                    const auto& ph = info->dlpi_phdr[i];
+                    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+                    uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+                    uintptr_t hi = lo + ph.p_memsz;
+                    // The collector's own object only when it is one of its own (libgprof-collector.so): a test
+                    // program that links the collector statically is the program.
+                    if (c->markers[0] >= lo && c->markers[0] < hi && info->dlpi_name && *info->dlpi_name)
+                        internal = true;
+                    if (c->markers[1] && c->markers[1] >= lo && c->markers[1] < hi) internal = true;
+                    c->out->push_back(Range{lo, hi, false});
+                }
+                for (size_t i = first; i < c->out->size(); ++i) (*c->out)[i].internal = internal;
+                return 0;
+            },
+            &ctx);
+        std::sort(next->sorted.begin(), next->sorted.end(),
+                  [](const Range& a, const Range& b) { return a.lo < b.lo; });
+        next->adds = ctx.adds;
+        next->subs = ctx.subs;
+        const Ranges* published = next.get();
+        old_ranges_.push_back(std::move(next));
+        ranges_.store(published, std::memory_order_release);
+        rescans_.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {
+    }
+}
+
+bool CallSites::modules_changed(const Ranges& r) const noexcept {
+    struct Ctx {
+        unsigned long long adds, subs;
+    } now{0, 0};
+    // The loader's counters are the same in every entry: read the first and stop.
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            auto* c = static_cast<Ctx*>(data);
+            c->adds = info->dlpi_adds;
+            c->subs = info->dlpi_subs;
+            return 1;
+        },
+        &now);
+    return now.adds != r.adds || now.subs != r.subs;
+}
+
+int CallSites::classify(const Ranges& r, uintptr_t pc) const noexcept {
+    // The last range starting at or below pc.
+    auto it = std::upper_bound(r.sorted.begin(), r.sorted.end(), pc,
+                               [](uintptr_t v, const Range& range) { return v < range.lo; });
+    if (it == r.sorted.begin()) return -1;
+    --it;
+    if (pc >= it->hi) return -1;
+    return it->internal ? 1 : 0;
+}
+
+uint32_t CallSites::leading_internal_frames(const uintptr_t* raw, uint32_t count) noexcept {
+    const Ranges* r = ranges_.load(std::memory_order_acquire);
+    if (!r) return 0;
+    bool rescanned = false;
+    // 1: internal, 0: program, -1: in no object. A return address points after its call: pc - 1 lies in the calling
+    // function, even for a call that ends its object's code.
+    auto kind = [&](uintptr_t pc) {
+        int c = classify(*r, pc - 1);
+        if (c < 0 && !rescanned && modules_changed(*r)) {
+            // An object loaded since the last scan (a library dlopen'ed after the session began): read the ranges
+            // again, at most once per capture. Another thread rescanning already: use what there is.
+            rescanned = true;
+            if (ranges_mutex_.try_lock()) {
+                if (ranges_.load(std::memory_order_acquire) == r) rescan_modules();
+                ranges_mutex_.unlock();
+            }
+            r = ranges_.load(std::memory_order_acquire);
+            c = classify(*r, pc - 1);
+        }
+        return c;
+    };
+    // The callback is called by CUPTI: every frame inside the first internal one is the collector's, wherever the
+    // collector's code lives (its own .so, or a test program that links it). Then the run of CUPTI's, the driver's
+    // and the runtime's frames; the first frame after it is the program's call.
+    uint32_t i = 0;
+    while (i < count && kind(raw[i]) != 1) ++i;
+    if (i == count) i = 0;  // no CUPTI frame at all (called outside a callback): only the internal objects go
+    while (i < count && kind(raw[i]) == 1) ++i;
+    return i;
+}
+
+uint32_t CallSites::capture(Pipeline& pipeline) noexcept {
+    if (!slots_) return 0;
+    uintptr_t raw[kMaxUnwindFrames];
+    uint32_t n = unwind_stack(raw, options_.depth + kInternalFrameRoom);
+    uint32_t skip = leading_internal_frames(raw, n);
+    if (skip >= n) {
+        no_program_frame_.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+    }
+    uint64_t frames[trace::kMaxBacktraceFrames];
+    uint32_t count = std::min(n - skip, options_.depth);
+    for (uint32_t i = 0; i < count; ++i) frames[i] = raw[skip + i];
+    return intern(frames, count, pipeline);
+}
+
+uint32_t CallSites::intern(const uint64_t* frames, uint32_t count, Pipeline& pipeline) noexcept {
+    if (!slots_ || count == 0) return 0;
+    if (count > options_.depth) count = options_.depth;
+    uint64_t h = hash_frames(frames, count);
+    size_t frame_bytes = sizeof(uint64_t) * count;
+    auto probe = [&](uint32_t& slot) -> uint32_t {
+        for (slot = static_cast<uint32_t>(h) & mask_;; slot = (slot + 1) & mask_) {
+            uint32_t id = slots_[slot].load(std::memory_order_acquire);
+            if (id == 0) return 0;
+            const Entry* e = entry(id);
+            if (e->hash == h && e->count == count && std::memcmp(e->frames, frames, frame_bytes) == 0) return id;
+        }
+    };
+    uint32_t slot = 0;
+    if (uint32_t id = probe(slot)) return id;  // the common case: a known stack, no lock
+
+    try {
+        std::lock_guard<std::mutex> lock(insert_mutex_);
+        if (uint32_t id = probe(slot)) return id;  // inserted by another thread meanwhile
+        if (next_id_ > options_.max_stacks) {
+            table_full_.fetch_add(1, std::memory_order_relaxed);
+            if (!full_said_.exchange(true))
+                pipeline.post_status(trace::Component::Cupti, trace::StatusLevel::Warning, 0,
+                                     "call-site table full at " + std::to_string(options_.max_stacks) +
+                                         " distinct stacks: calls from further new stacks are recorded without "
+                                         "their stack (stack 0), counted in a Status at the end");
+            return 0;
+        }
+        uint32_t id = next_id_;
+        uint8_t*& chunk = chunks_[(id - 1) / kEntriesPerChunk];
+        if (!chunk) {
+            chunk = static_cast<uint8_t*>(std::malloc(entry_bytes() * kEntriesPerChunk));
+            if (!chunk) {
+                post_refused_.fetch_add(1, std::memory_order_relaxed);
+                return 0;
+            }
+        }
+        Entry* e = entry(id);
+        e->hash = h;
+        e->count = count;
+        std::memcpy(e->frames, frames, frame_bytes);
+        trace::Stack record;
+        record.id = id;
+        record.frame_count = count;
+        std::memcpy(record.frames, frames, frame_bytes);
+        // Posted before the id is published: every CallSite naming it is queued after it.
+        if (!pipeline.post_stack(record)) {
+            post_refused_.fetch_add(1, std::memory_order_relaxed);
+            return 0;
+        }
+        ++next_id_;
+        slots_[slot].store(id, std::memory_order_release);
+        stacks_.fetch_add(1, std::memory_order_relaxed);
+        return id;
+    } catch (...) {
+        post_refused_.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+    }
+}
+
+void CallSites::reset(bool after_fork) noexcept {
+    if (after_fork) {
+        new (&insert_mutex_) std::mutex();
+        new (&ranges_mutex_) std::mutex();
+    }
+    std::unique_lock<std::mutex> lock(insert_mutex_);
+    for (uint32_t i = 0; slots_ && i <= mask_; ++i) slots_[i].store(0, std::memory_order_relaxed);
+    next_id_ = 1;
+    stacks_.store(0);
+    table_full_.store(0);
+    no_program_frame_.store(0);
+    post_refused_.store(0);
+    full_said_.store(false);
+}
+
+CallSites::Counters CallSites::counters() const {
+    Counters c;
+    c.stacks = stacks_.load(std::memory_order_relaxed);
+    c.table_full = table_full_.load(std::memory_order_relaxed);
+    c.no_program_frame = no_program_frame_.load(std::memory_order_relaxed);
+    c.post_refused = post_refused_.load(std::memory_order_relaxed);
+    c.module_rescans = rescans_.load(std::memory_order_relaxed);
+    return c;
+}
+
+}  // namespace gprof::collector::cupti

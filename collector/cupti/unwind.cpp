@@ -1,0 +1,112 @@
+#include "cupti/unwind.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace gprof::collector::cupti {
+namespace {
+
+// libunwind's ABI (libunwind.h of libunwind 1.x, x86-64 and aarch64 names): unw_addr_space_t is a pointer and
+// unw_local_addr_space a variable holding one; the caching policies are 0 none, 1 global, 2 per thread.
+using UnwBacktrace = int (*)(void**, int);
+using UnwSetCachingPolicy = int (*)(void*, int);
+constexpr int kUnwCacheNone = 0, kUnwCacheGlobal = 1, kUnwCachePerThread = 2;
+
+struct Libunwind {
+    UnwBacktrace backtrace = nullptr;
+    UnwSetCachingPolicy set_caching_policy = nullptr;
+    void* local_addr_space = nullptr;  // the value of unw_local_addr_space
+};
+
+const Libunwind& libunwind() {
+    static const Libunwind lib = [] {
+        Libunwind l;
+        void* h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+        if (!h) return l;
+        l.backtrace = reinterpret_cast<UnwBacktrace>(dlsym(h, "unw_backtrace"));
+#if defined(__x86_64__)
+        const char* policy = "_ULx86_64_set_caching_policy";
+        const char* space = "_ULx86_64_local_addr_space";
+#elif defined(__aarch64__)
+        const char* policy = "_ULaarch64_set_caching_policy";
+        const char* space = "_ULaarch64_local_addr_space";
+#else
+        const char* policy = "";
+        const char* space = "";
+#endif
+        l.set_caching_policy = reinterpret_cast<UnwSetCachingPolicy>(dlsym(h, policy));
+        if (auto* as = static_cast<void**>(dlsym(h, space))) l.local_addr_space = *as;
+        return l;
+    }();
+    return lib;
+}
+
+constexpr auto kUnchosen = static_cast<Unwinder>(0xFF);
+std::atomic<Unwinder> g_choice{kUnchosen};
+std::once_flag g_default_once;
+
+void choose_default() {
+    if (g_choice.load(std::memory_order_acquire) != kUnchosen) return;  // select_unwinder was called first
+    // libunwind with a per-thread cache where it can be had; glibc's backtrace() otherwise.
+    if (!select_unwinder(Unwinder::LibunwindPerThread) && !select_unwinder(Unwinder::LibunwindGlobal))
+        select_unwinder(Unwinder::Glibc);
+}
+
+void ensure_chosen() {
+    if (g_choice.load(std::memory_order_acquire) == kUnchosen) std::call_once(g_default_once, choose_default);
+}
+
+}  // namespace
+
+bool select_unwinder(Unwinder which) {
+    const Libunwind& l = libunwind();
+    int policy = kUnwCacheGlobal;
+    switch (which) {
+        case Unwinder::Glibc: {
+            // glibc's backtrace() loads libgcc_s on first use: do that now, not inside the first API call.
+            void* probe[2];
+            ::backtrace(probe, 2);
+            g_choice.store(which, std::memory_order_release);
+            return true;
+        }
+        case Unwinder::LibunwindPerThread: policy = kUnwCachePerThread; break;
+        case Unwinder::LibunwindGlobal: policy = kUnwCacheGlobal; break;
+        case Unwinder::LibunwindNoCache: policy = kUnwCacheNone; break;
+    }
+    if (!l.backtrace) return false;
+    if (!l.set_caching_policy || !l.local_addr_space) {
+        if (which != Unwinder::LibunwindGlobal) return false;  // libunwind's default is the global cache
+    } else if (l.set_caching_policy(l.local_addr_space, policy) != 0) {
+        return false;
+    }
+    g_choice.store(which, std::memory_order_release);
+    return true;
+}
+
+const char* unwinder_name() {
+    ensure_chosen();
+    switch (g_choice.load(std::memory_order_acquire)) {
+        case Unwinder::LibunwindPerThread: return "libunwind (per-thread cache)";
+        case Unwinder::LibunwindGlobal: return "libunwind (global cache)";
+        case Unwinder::LibunwindNoCache: return "libunwind (no cache)";
+        default: return "glibc backtrace";
+    }
+}
+
+__attribute__((noinline)) uint32_t unwind_stack(uintptr_t* out, uint32_t max) noexcept {
+    ensure_chosen();
+    void* raw[kMaxUnwindFrames + 1];
+    if (max > kMaxUnwindFrames) max = kMaxUnwindFrames;
+    int want = static_cast<int>(max) + 1;  // + the frame of unwind_stack itself
+    const Libunwind& l = libunwind();
+    int n = g_choice.load(std::memory_order_relaxed) == Unwinder::Glibc || !l.backtrace ? ::backtrace(raw, want)
+                                                                                       : l.backtrace(raw, want);
+    uint32_t count = 0;
+    for (int i = 1; i < n; ++i) out[count++] = reinterpret_cast<uintptr_t>(raw[i]);
+    return count;
+}
+
+}  // namespace gprof::collector::cupti
