@@ -253,8 +253,8 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
         if (id == 0) {
             s.stacks_full.fetch_add(1, std::memory_order_relaxed);
             say_once(pipeline, s.said_stacks_full,
-                     "Python stacks: the table of 16384 distinct stacks is full; calls from new stacks get no Python "
-                     "stack (counted)");
+                     "Python stacks: the stack table is full (16384 stacks or 262144 frame ids); calls from new "
+                     "stacks get no Python stack (counted)");
             return 0;
         }
         s.captured.fetch_add(1, std::memory_order_relaxed);
@@ -276,6 +276,16 @@ PythonStackCounts python_stack_counts() noexcept {
     c.py_frames = s.next_frame - 1;
     c.py_stacks = s.next_stack - 1;
     return c;
+}
+
+std::string python_stack_summary() {
+    if (detect().state != Detection::State::Supported) return {};
+    PythonStackCounts c = python_stack_counts();
+    return "Python stacks (" + std::string(python_support()) + "): " + std::to_string(c.captured) +
+           " calls with a Python stack, " + std::to_string(c.no_python) + " from threads without Python frames; " +
+           std::to_string(c.py_frames) + " code locations, " + std::to_string(c.py_stacks) + " distinct stacks; " +
+           std::to_string(c.truncated) + " cut at 64 frames; " + std::to_string(c.frames_full + c.stacks_full) +
+           " left without a stack because the tables were full";
 }
 
 const char* python_support() noexcept { return detect().why; }

@@ -8,6 +8,7 @@
 //   capture_on_native_thread() the same on a thread Python never saw (a std::thread): must be 0
 //   bench(n)                  n captures with the GIL released: nanoseconds per capture (steady clock)
 //   support()                 python_support()
+//   summary()                 python_stack_summary()
 //   counts()                  python_stack_counts() as a dict
 //   finish()                  writes the End record and closes the trace
 //   finish_at_exit(path)      at the end of Py_FinalizeEx (Py_AtExit): one more capture, its id written to path,
@@ -97,6 +98,7 @@ PyObject* bench(PyObject*, PyObject* args) {
 }
 
 PyObject* support(PyObject*, PyObject*) { return PyUnicode_FromString(py::python_support()); }
+PyObject* summary(PyObject*, PyObject*) { return PyUnicode_FromString(py::python_stack_summary().c_str()); }
 
 PyObject* counts(PyObject*, PyObject*) {
     auto c = py::python_stack_counts();
@@ -143,6 +145,7 @@ PyMethodDef methods[] = {
     {"capture_on_native_thread", capture_on_native_thread, METH_NOARGS, nullptr},
     {"bench", bench, METH_VARARGS, nullptr},
     {"support", support, METH_NOARGS, nullptr},
+    {"summary", summary, METH_NOARGS, nullptr},
     {"counts", counts, METH_NOARGS, nullptr},
     {"finish", finish, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr},

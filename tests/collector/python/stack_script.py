@@ -77,5 +77,6 @@ for t in threads:
     t.join()
 result["hammer"] = [pair for r in results for pair in r]
 result["counts"] = probe.counts()
+result["summary"] = probe.summary()
 print(json.dumps(result))
 probe.finish_at_exit(sys.argv[1] + ".at_exit")

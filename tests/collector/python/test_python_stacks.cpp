@@ -244,6 +244,14 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
             CHECK(out["counts"]["py_stacks"].get<uint32_t>() == t.stacks.size());
             CHECK(out["counts"]["py_frames"].get<uint32_t>() == t.frames.size());
 
+            auto c = out["counts"];
+            CHECK(out["summary"].get<std::string>() ==
+                  "Python stacks (" + out["support"].get<std::string>() + "): " +
+                      std::to_string(c["captured"].get<uint64_t>()) + " calls with a Python stack, " +
+                      std::to_string(c["no_python"].get<uint64_t>()) + " from threads without Python frames; " +
+                      std::to_string(t.frames.size()) + " code locations, " + std::to_string(t.stacks.size()) +
+                      " distinct stacks; 1 cut at 64 frames; 0 left without a stack because the tables were full");
+
             // After Py_FinalizeEx (Py_AtExit, where CUDA's own exit handlers run): nothing to read, 0.
             CHECK(slurp(trace_path + ".at_exit") == "0\n");
         }
@@ -253,6 +261,7 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
 TEST_CASE("python stacks: a program without Python gets 0, at no cost, and says nothing") {
     // This test program has no CPython in it.
     CHECK(std::string(py::python_support()).empty());
+    CHECK(py::python_stack_summary().empty());
     collector::Pipeline pipeline;  // never started: nothing may be posted to it
     constexpr int kCalls = 1000000;
     uint64_t sum = 0;
@@ -263,4 +272,50 @@ TEST_CASE("python stacks: a program without Python gets 0, at no cost, and says 
     UNSCOPED_INFO("current_python_stack without Python: " << ns << " ns per call");
     CHECK(ns < 200);  // one load and a branch; a syscall or a lock per call would cost more than this
     CHECK(py::python_stack_counts().captured == 0);
+}
+
+TEST_CASE("python stacks: full tables are counted and said, never silent") {
+    auto sets = python_sets();
+    REQUIRE(!sets.empty());
+    const PythonSet& set = sets.front();  // the limits are the same code for every version
+    auto run_mode = [&](const std::string& mode, PyTrace& t) {
+        TempDir dir;
+        std::string trace_path = dir.file("overflow.gprof");
+        auto run = run_program({set.interpreter, script("overflow_script.py"), trace_path, mode},
+                               {{"PYTHONPATH", set.module_dir}}, dir.path().string());
+        INFO(run.err);
+        REQUIRE(run.exit_code() == 0);
+        t = read_python_records(trace_path);
+        return nlohmann::json::parse(run.out);
+    };
+    auto said = [](const PyTrace& t, const std::string& text) {
+        size_t n = 0;
+        for (auto& m : t.statuses) n += m.find(text) != std::string::npos;
+        return n;
+    };
+    SECTION("more code locations than the table holds") {
+        PyTrace t;
+        auto out = run_mode("locations", t);
+        auto c = out["counts"];
+        // 17000 lines, each a new location: the first ones got ids until the table was full, the rest counted.
+        CHECK(c["py_frames"].get<uint32_t>() == py::kMaxPyFrames);
+        CHECK(c["frames_full"].get<uint64_t>() > 17000 - py::kMaxPyFrames);
+        CHECK(c["frames_full"].get<uint64_t>() + c["captured"].get<uint64_t>() == 17000);
+        CHECK(t.frames.size() == py::kMaxPyFrames);
+        CHECK(said(t, "table of 16384 code locations is full") == 1);  // once, not per call
+    }
+    SECTION("more distinct stacks than the table holds") {
+        PyTrace t;
+        auto out = run_mode("stacks", t);
+        auto c = out["counts"];
+        // 2^15 distinct stacks of 32 frames over a handful of locations: each that did not fit got 0, counted.
+        uint64_t stacks_full = c["stacks_full"].get<uint64_t>();
+        CHECK(stacks_full > 0);
+        CHECK(stacks_full == out["zero_ids"].get<uint64_t>());
+        CHECK(c["frames_full"].get<uint64_t>() == 0);
+        CHECK(c["py_stacks"].get<uint32_t>() <= py::kMaxPyStacks);
+        CHECK(c["py_stacks"].get<uint32_t>() + stacks_full == (1u << 15));
+        CHECK(t.stacks.size() == c["py_stacks"].get<uint32_t>());
+        CHECK(said(t, "stack table is full") == 1);
+    }
 }
