@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "cupti/translate.h"
 #include "gprof/trace/runtime_driver_calls.h"
+#include "python/python_stack.h"
 
 namespace gprof::collector::cupti {
 namespace {
@@ -794,12 +795,9 @@ void Session::on_call_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     site.tid = current_tid();
     site.correlation = cb->correlationId;
     site.stack = call_sites_.capture(*p);
-    // ---- Python call stack (issue 18, h18py) -----------------------------------------------------------------
-    // The one place the Python frames of this call are taken: h18py wires
-    //     site.py_stack = gprof::collector::python::current_python_stack(*p);   (collector/python/, 0 when none)
-    // here. Until then no call has Python frames.
-    site.py_stack = 0;
-    // ------------------------------------------------------------------------------------------------------------
+    // The Python frames of this call (collector/python/): 0 when the thread runs no Python code or there is no
+    // CPython in the process (then one load and a branch). Its PyFrame/PyStack records are posted before the CallSite.
+    site.py_stack = python::current_python_stack(*p);
     if (site.stack == 0 && site.py_stack == 0) return;  // nothing to say beyond the counters
     p->post_call_site(site);
     call_sites_posted_.fetch_add(1, std::memory_order_relaxed);
@@ -829,6 +827,7 @@ void Session::call_site_report_hook(void* ctx, trace::TraceWriter& w, bool final
     if (c.no_program_frame)
         say(StatusLevel::Info, "call sites: " + std::to_string(c.no_program_frame) +
                                    " calls made from CUDA's own code (no frame of the program): no call site");
+    if (std::string py = python::python_stack_summary(); !py.empty()) say(StatusLevel::Info, "call sites: " + py);
 }
 
 void Session::on_context_created(CUcontext ctx) {

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 namespace {
 
@@ -43,9 +45,13 @@ PyObject* launch(PyObject*, PyObject* args) {
     const char* name = nullptr;
     if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
     if (!init_cuda()) return nullptr;
+    // The stand-in's kernel record keeps the name's pointer until the collector translates it (as a real kernel's
+    // name lives in the loaded module): a copy that lives as long as the process, not the Python str's buffer.
+    static std::set<std::string>* names = new std::set<std::string>;
+    const char* kept = names->insert(name).first->c_str();
     uint32_t correlation;
     Py_BEGIN_ALLOW_THREADS
-    correlation = g_launch(name, 0);
+    correlation = g_launch(kept, 0);
     Py_END_ALLOW_THREADS
     return PyLong_FromUnsignedLong(correlation);
 }

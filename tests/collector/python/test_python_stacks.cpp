@@ -319,3 +319,57 @@ TEST_CASE("python stacks: full tables are counted and said, never silent") {
         CHECK(said(t, "stack table is full") == 1);
     }
 }
+
+TEST_CASE("python stacks: gprof-run --backtrace python3 script.py: the CUDA call's CallSite names the script's lines") {
+    for (const auto& set : python_sets()) {
+        DYNAMIC_SECTION(set.interpreter) {
+            TempDir dir;
+            std::string run_dir = dir.file("run");
+            std::string path = script("cuda_script.py");
+            auto run = run_program({std::string(GPROF_BINARY_DIR) + "/bin/gprof-run", "--backtrace", "--summary", "none",
+                                    "--no-html", "--no-timeline", "-o", run_dir, set.interpreter, path},
+                                   {{"PYTHONPATH", set.module_dir},
+                                    {"GPROF_CUPTI_LIB", GPROF_TEST_CUPTI_STANDIN},
+                                    {"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}},
+                                   dir.path().string());
+            INFO(run.err);
+            REQUIRE(run.exit_code() == 0);
+            uint32_t correlation = static_cast<uint32_t>(std::stoul(run.out));  // what the launch returned
+            REQUIRE(correlation != 0);
+            // The trace of the process that made the launch (an interpreter started through a wrapper leaves more).
+            std::vector<trace::CallSite> sites;
+            std::string launch_trace;
+            for (const auto& path_of_trace : traces_in(run_dir)) {
+                trace::TraceReader reader(path_of_trace.string());
+                trace::Record r;
+                std::vector<trace::CallSite> here;
+                bool launch = false;
+                while (reader.next(r)) {
+                    if (r.kind == trace::RecordKind::CallSite && r.call_site.correlation == correlation)
+                        here.push_back(r.call_site);
+                    if (r.kind == trace::RecordKind::ApiCall && r.api.correlation == correlation)
+                        launch = reader.string(r.api.name) == "cudaLaunchKernel";
+                }
+                if (!launch) continue;
+                CHECK(launch_trace.empty());  // one process made it
+                launch_trace = path_of_trace.string();
+                sites = here;
+            }
+            REQUIRE(!launch_trace.empty());
+            PyTrace t = read_python_records(launch_trace);
+            REQUIRE(sites.size() == 1);
+            REQUIRE(sites[0].py_stack != 0);
+            auto s = t.stack(sites[0].py_stack);
+            REQUIRE(s.size() == 3);
+            bool qualnames = python_version(set.interpreter) != "3.10";
+            check_frame(s[0], path, "launch_step", marked_line(path, "launch"));
+            check_frame(s[1], path, qualnames ? "Trainer.step" : "step", marked_line(path, "step"));
+            check_frame(s[2], path, "<module>", marked_line(path, "main"));
+            // The end of the trace says what the Python side did.
+            size_t said = 0;
+            for (auto& m : t.statuses)
+                said += m.rfind("call sites: Python stacks (CPython " + python_version(set.interpreter) + ".", 0) == 0;
+            CHECK(said == 1);
+        }
+    }
+}
