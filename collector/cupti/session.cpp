@@ -773,8 +773,12 @@ void Session::on_call_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     thread_local int t_runtime_depth = 0;
     if (enter) {
         uint64_t stamp = 0;
-        // A driver call made inside a runtime call is the runtime's: the runtime call gets the call site.
-        if ((runtime || t_runtime_depth == 0) && recording() && api_callback_recorded(domain, cbid)) {
+        // A driver call made inside a runtime call is the runtime's: the runtime call gets the call site. The
+        // collector's own calls (device queries on the writer thread) are not the program's: no call site, as they
+        // have no API record either.
+        Pipeline* p = pipeline_.load(std::memory_order_relaxed);
+        if ((runtime || t_runtime_depth == 0) && recording() && api_callback_recorded(domain, cbid) && p &&
+            current_tid() != p->writer_tid()) {
             int category = static_cast<int>(categories_.of(domain, cbid));
             if (options_.call_sites.on[category]) stamp = options_.call_sites.threshold_ns[category] ? monotonic_ns() : 1;
         }
@@ -798,7 +802,8 @@ void Session::on_call_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     // The Python frames of this call (collector/python/): 0 when the thread runs no Python code or there is no
     // CPython in the process (then one load and a branch). Its PyFrame/PyStack records are posted before the CallSite.
     site.py_stack = python::current_python_stack(*p);
-    if (site.stack == 0 && site.py_stack == 0) return;  // nothing to say beyond the counters
+    // Written even without a stack (table full, or no frame of the program): the trace then says which calls were
+    // asked for and lost their stack, not only how many.
     p->post_call_site(site);
     call_sites_posted_.fetch_add(1, std::memory_order_relaxed);
 }

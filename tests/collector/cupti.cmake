@@ -63,3 +63,10 @@ target_compile_definitions(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 target_include_directories(test_cupti_e2e PRIVATE ${GPROF_CUPTI_TEST_DIR})
 add_dependencies(test_cupti_e2e gprof-collector gprof_test_cupti_standin test_cupti_standin_app gprof_test_cuda_standin
   gprof_test_second_tool)
+
+# Call sites (issue 18) through this build's gprof-run, with the stand-ins as CUPTI and driver.
+gprof_add_catch_test(test_call_sites_e2e SOURCES ${GPROF_CUPTI_TEST_DIR}/test_call_sites_e2e.cpp)
+target_compile_definitions(test_call_sites_e2e PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+target_include_directories(test_call_sites_e2e PRIVATE ${GPROF_CUPTI_TEST_DIR})
+add_dependencies(test_call_sites_e2e gprof-run gprof-collector gprof_test_cupti_standin test_cupti_standin_app
+  gprof_test_cuda_standin)

@@ -602,6 +602,20 @@ STANDIN_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uin
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2"},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"},
         {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
+        // Calls the tests make through gprof_test_standin_runtime_call/blocking_call/memory (CUPTI names every id).
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, "cudaEventRecord_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, "cudaEventQuery_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, "cudaMallocHost_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, "cudaFreeHost_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, "cudaMallocManaged_v6000"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, "cudaMallocAsync_v11020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, "cudaFreeAsync_v11020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020, "cudaMemPoolTrimTo_v11020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync_v3020"},
     };
     for (const auto& n : names)
         if (n.d == domain && n.cbid == cbid) {
@@ -648,6 +662,20 @@ STANDIN_EXPORT CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* id) {
 
 STANDIN_EXPORT uint32_t gprof_test_standin_runtime_call(uint32_t cbid) {
     return api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaStandinCall", nullptr);
+}
+
+namespace {
+thread_local uint64_t t_blocking_ns = 0;  // how long the body of gprof_test_standin_blocking_call takes
+void block_for(uint32_t) {
+    uint64_t until = now_ns() + t_blocking_ns;
+    while (now_ns() < until) {
+    }
+}
+}  // namespace
+
+STANDIN_EXPORT uint32_t gprof_test_standin_blocking_call(uint32_t cbid, uint64_t ns) {
+    t_blocking_ns = ns;
+    return api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaStandinCall", block_for);
 }
 
 STANDIN_EXPORT uint32_t gprof_test_standin_driver_call(uint32_t cbid) {

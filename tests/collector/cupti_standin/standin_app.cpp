@@ -26,6 +26,12 @@
 //                   stand-in): its calls are recorded, the collector's own device queries are not
 //     loaded-no-init     libcuda is loaded (GPROF_TEST_CUDA_STANDIN) but cuInit is never called: no CUDA call
 //     init-without-injection   cuInit with CUDA_INJECTION64_PATH removed from the environment first
+//     call-sites N  call sites (issue 18): N launches from gprof_test_site_launch, N memcpys from
+//                   gprof_test_site_memcpy, N cudaDeviceSynchronize taking 3 ms from gprof_test_site_slow_sync, N
+//                   taking no time from gprof_test_site_fast_sync, N cudaEventRecord from gprof_test_site_other;
+//                   prints "site NAME 0xADDRESS" for each of these functions first
+//     call-sites-deep N   3 launches from each of N distinct stacks (gprof_test_site_recurse at depth 0..N-1)
+//     call-sites-fork N   N launches from gprof_test_site_launch; fork: the child re-initialises and does the same
 // With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
 // calls InitializeInjection as the driver does); without, it calls InitializeInjection itself.
 #include <dlfcn.h>
@@ -148,6 +154,52 @@ void nvtx_capture_ex(int n) {
 
 }  // namespace
 
+// Call sites: each CUDA call below is made from a function of its own, so the test can check that the first frame
+// of its stack lies inside that function (extent from this binary's symbol table, address printed at run time).
+// The empty asm after each call keeps it a call (never a tail jump out of the function).
+#define SITE_END asm volatile("" ::: "memory")
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_launch() {
+    uint32_t c = SI(gprof_test_standin_launch_kernel)("_Z4sitev", 7);
+    SITE_END;
+    return c;
+}
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_memcpy() {
+    uint32_t c = SI(gprof_test_standin_memcpy)(1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+    SITE_END;
+    return c;
+}
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_slow_sync() {
+    uint32_t c = SI(gprof_test_standin_blocking_call)(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 3000000);
+    SITE_END;
+    return c;
+}
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_fast_sync() {
+    uint32_t c = SI(gprof_test_standin_blocking_call)(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 0);
+    SITE_END;
+    return c;
+}
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_other() {
+    uint32_t c = SI(gprof_test_standin_runtime_call)(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020);
+    SITE_END;
+    return c;
+}
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_recurse(int depth) {
+    uint32_t c = depth <= 0 ? SI(gprof_test_standin_launch_kernel)("_Z4deepv", 7) : gprof_test_site_recurse(depth - 1);
+    SITE_END;
+    return c;
+}
+
+namespace {
+void print_sites() {
+    std::printf("site gprof_test_site_launch %p\n", reinterpret_cast<void*>(&gprof_test_site_launch));
+    std::printf("site gprof_test_site_memcpy %p\n", reinterpret_cast<void*>(&gprof_test_site_memcpy));
+    std::printf("site gprof_test_site_slow_sync %p\n", reinterpret_cast<void*>(&gprof_test_site_slow_sync));
+    std::printf("site gprof_test_site_fast_sync %p\n", reinterpret_cast<void*>(&gprof_test_site_fast_sync));
+    std::printf("site gprof_test_site_other %p\n", reinterpret_cast<void*>(&gprof_test_site_other));
+    std::printf("site gprof_test_site_recurse %p\n", reinterpret_cast<void*>(&gprof_test_site_recurse));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
     if (argc < 2) return 2;
     const char* mode = argv[1];
@@ -246,6 +298,34 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(mode, "graph")) {
         for (int i = 0; i < n; ++i) SI(gprof_test_standin_graph_launch)(3, "_Z7graph_kv", 3, 1, 1, 5, 0);
         launches(1, "_Z5plainv");
+    } else if (!std::strcmp(mode, "call-sites")) {
+        print_sites();
+        for (int i = 0; i < n; ++i) gprof_test_site_launch();
+        for (int i = 0; i < n; ++i) gprof_test_site_memcpy();
+        for (int i = 0; i < n; ++i) gprof_test_site_slow_sync();
+        for (int i = 0; i < n; ++i) gprof_test_site_fast_sync();
+        for (int i = 0; i < n; ++i) gprof_test_site_other();
+    } else if (!std::strcmp(mode, "call-sites-deep")) {
+        print_sites();
+        // The count hidden from the compiler: a loop of a known 3 is unrolled into three call sites of one line (a
+        // distinct stack each).
+        int three = 3;
+        asm volatile("" : "+r"(three));
+        for (int depth = 0; depth < n; ++depth)
+            for (int i = 0; i < three; ++i) gprof_test_site_recurse(depth);
+    } else if (!std::strcmp(mode, "call-sites-fork")) {
+        print_sites();
+        for (int i = 0; i < n; ++i) gprof_test_site_launch();
+        std::fflush(stdout);
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            initialize_injection();  // the driver re-initialising in the child
+            for (int i = 0; i < n; ++i) gprof_test_site_launch();
+            std::exit(0);
+        }
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     } else if (!std::strcmp(mode, "nvtx-capture")) {
         nvtx_capture(n);
     } else if (!std::strcmp(mode, "nvtx-capture-ex")) {

@@ -30,6 +30,8 @@ extern "C" {
 // correlation id.
 uint32_t gprof_test_standin_runtime_call(uint32_t cbid);
 uint32_t gprof_test_standin_driver_call(uint32_t cbid);
+// A runtime call whose body takes `ns` nanoseconds (busy, on the calling thread): a synchronisation that waits.
+uint32_t gprof_test_standin_blocking_call(uint32_t cbid, uint64_t ns);
 // cudaLaunchKernel + its CONCURRENT_KERNEL record, after the runtime's own driver calls (cuKernelGetName; the
 // first launch of a name also cuLibraryLoadData + cuLibraryGetKernel). Returns the correlation id.
 uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream);
