@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -98,9 +99,17 @@ struct StackTable {
     }
 };
 
+// The trace ids belong to: its pipeline. A new trace in a forked child (where the session's pipeline may keep its
+// address) is caught by the fork handlers below; any other new trace is a new Pipeline object. (The writer
+// thread's tid is no key: it is 0 until the thread has started, so the first calls of a trace would see another.)
+struct TraceKey {
+    const Pipeline* pipeline = nullptr;
+    bool operator==(const TraceKey&) const = default;
+};
+
 struct State {
     std::mutex mutex;
-    const Pipeline* owner = nullptr;  // the trace these ids belong to; another pipeline (a new trace) resets them
+    TraceKey owner;  // the trace these ids belong to; another one resets them
     LocationTable by_offset;          // (code, instruction offset) -> PyFrame id: the hot lookup
     LocationTable by_line;            // (code, line) -> PyFrame id: one record per line, not per instruction
     StackTable stacks;
@@ -108,8 +117,11 @@ struct State {
     uint32_t cut_marker = 0;          // the PyFrame saying "outer frames cut" (per trace)
     bool said_frames_full = false, said_stacks_full = false, said_unsupported = false;
     std::atomic<uint64_t> captured{0}, no_python{0}, truncated{0}, frames_full{0}, stacks_full{0};
+    // Bumped whenever the ids above stop being valid (a new trace, a fork): the threads' memos are then stale.
+    std::atomic<uint64_t> generation{1};
 
-    void reset_for(const Pipeline* p) {
+    void reset_for(const TraceKey& p) {
+        generation.fetch_add(1, std::memory_order_release);
         owner = p;
         by_offset.clear();
         by_line.clear();
@@ -130,7 +142,51 @@ void before_fork() { state().mutex.lock(); }
 void after_fork_parent() { state().mutex.unlock(); }
 void after_fork_child() {
     state().mutex.unlock();
-    state().owner = nullptr;
+    state().owner = {};
+    state().generation.fetch_add(1, std::memory_order_release);
+}
+
+// Per thread: the last stack it captured, as read (code, file, name, offset per frame) and its id. A training
+// loop launches from the same few lines over and over; a thread whose stack is the one it had last time gets
+// the id back with no hashing and no lock (measured: docs/performance.md, "Python stacks per CUDA call").
+struct Memo {
+    RawFrame raw[kMaxFrames];
+    size_t count = 0;
+    bool more = false;
+    uint32_t id = 0;
+    uint64_t generation = 0;
+    TraceKey owner;
+
+    bool same(const RawFrame* frames, size_t n, bool cut) const {
+        if (n != count || cut != more) return false;
+        for (size_t i = 0; i < n; ++i)
+            if (frames[i].code != raw[i].code || frames[i].byte_offset != raw[i].byte_offset ||
+                frames[i].file != raw[i].file || frames[i].name != raw[i].name)
+                return false;
+        return true;
+    }
+};
+// A pointer (8 bytes of static TLS, like the NVTX streams): a 2 KiB thread_local Memo in the initial-exec block
+// would make dlopen of the collector fail ("cannot allocate memory in static TLS block", seen). Freed when its
+// thread ends, through a pthread key.
+__attribute__((tls_model("initial-exec"))) thread_local Memo* t_memo = nullptr;
+pthread_key_t g_memo_key;
+
+void free_memo(void* memo) {
+    delete static_cast<Memo*>(memo);
+    t_memo = nullptr;  // a CUDA call from a later key destructor of this thread allocates a new one
+}
+
+Memo* thread_memo() {
+    if (t_memo) return t_memo;
+    static bool have_key = pthread_key_create(&g_memo_key, free_memo) == 0;
+    if (!have_key) return nullptr;
+    auto* memo = new (std::nothrow) Memo;
+    if (!memo || pthread_setspecific(g_memo_key, memo) != 0) {
+        delete memo;
+        return nullptr;
+    }
+    return t_memo = memo;
 }
 
 uint32_t post_frame(Pipeline& pipeline, uint32_t id, std::string file, std::string function, uint32_t line) {
@@ -200,11 +256,12 @@ void say_once(Pipeline& pipeline, bool& said, const char* message) {
 
 uint32_t current_python_stack(Pipeline& pipeline) noexcept {
     const Detection& d = detect();
+    const TraceKey key{&pipeline};
     if (d.state != Detection::State::Supported) [[likely]] {
         if (d.state == Detection::State::Unsupported) {
             State& s = state();
             std::lock_guard lock(s.mutex);
-            if (s.owner != &pipeline) s.reset_for(&pipeline);
+            if (s.owner != key) s.reset_for(key);
             say_once(pipeline, s.said_unsupported, d.why);
         }
         return 0;
@@ -224,11 +281,18 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
         return 0;
     }
     if (more) n = kMaxFrames - 1;  // the 64th frame says that outer ones were cut
+    Memo* memo = thread_memo();  // null only when out of memory: then every call takes the tables' path
+    uint64_t generation = s.generation.load(std::memory_order_acquire);
+    if (memo && memo->id && memo->generation == generation && memo->owner == key && memo->same(raw, n, more)) {
+        s.captured.fetch_add(1, std::memory_order_relaxed);
+        if (more) s.truncated.fetch_add(1, std::memory_order_relaxed);
+        return memo->id;
+    }
     try {
         static std::once_flag at_fork;
         std::call_once(at_fork, [] { pthread_atfork(before_fork, after_fork_parent, after_fork_child); });
         std::lock_guard lock(s.mutex);
-        if (s.owner != &pipeline) s.reset_for(&pipeline);
+        if (s.owner != key) s.reset_for(key);
         if (!s.by_offset.ready() || !s.by_line.ready() || !s.stacks.ready()) return 0;
         uint32_t ids[kMaxFrames];
         for (size_t i = 0; i < n; ++i) {
@@ -258,6 +322,14 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
             return 0;
         }
         s.captured.fetch_add(1, std::memory_order_relaxed);
+        if (memo) {
+            memo->id = id;
+            memo->generation = s.generation.load(std::memory_order_relaxed);  // under the mutex: this trace's
+            memo->owner = key;
+            memo->count = n;
+            memo->more = more;
+            std::copy(raw, raw + n, memo->raw);
+        }
         return id;
     } catch (...) {
         return 0;  // std::string allocation failed: no stack rather than an exception into CUPTI

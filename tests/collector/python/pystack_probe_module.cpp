@@ -11,6 +11,7 @@
 //   summary()                 python_stack_summary()
 //   counts()                  python_stack_counts() as a dict
 //   finish()                  writes the End record and closes the trace
+//   restart(path)             finish(), then start(path): a second trace in the same process
 //   finish_at_exit(path)      at the end of Py_FinalizeEx (Py_AtExit): one more capture, its id written to path,
 //                             then finish(): a CUDA call made after the interpreter is gone
 #define PY_SSIZE_T_CLEAN
@@ -39,6 +40,8 @@ PyObject* start(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "s", &path)) return nullptr;
     int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    // The new pipeline is made while the old one still exists: another object, another address (a trace is known
+    // to collector/python/ by its pipeline).
     g_pipeline = std::make_unique<gprof::collector::Pipeline>();
     gprof::trace::HeaderInfo header;
     header.producer = "gprof_pystack_probe (test)";
@@ -107,6 +110,15 @@ PyObject* counts(PyObject*, PyObject*) {
                          "py_frames", c.py_frames, "py_stacks", c.py_stacks);
 }
 
+// finish() and start(path): a second trace in the same process (ids start again at 1, records written again).
+PyObject* restart(PyObject* self, PyObject* args) {
+    if (!started()) return nullptr;
+    Py_BEGIN_ALLOW_THREADS
+    g_pipeline->finish();
+    Py_END_ALLOW_THREADS
+    return start(self, args);
+}
+
 PyObject* finish(PyObject*, PyObject*) {
     if (!started()) return nullptr;
     Py_BEGIN_ALLOW_THREADS
@@ -148,6 +160,7 @@ PyMethodDef methods[] = {
     {"summary", summary, METH_NOARGS, nullptr},
     {"counts", counts, METH_NOARGS, nullptr},
     {"finish", finish, METH_NOARGS, nullptr},
+    {"restart", restart, METH_VARARGS, nullptr},
     {nullptr, nullptr, 0, nullptr},
 };
 

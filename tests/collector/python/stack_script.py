@@ -78,5 +78,11 @@ for t in threads:
 result["hammer"] = [pair for r in results for pair in r]
 result["counts"] = probe.counts()
 result["summary"] = probe.summary()
+# The same stack, from the same line, in this trace and then in a second one: the second trace's ids are its own.
+result["twice"] = []
+for i in range(2):
+    if i == 1:
+        probe.restart(sys.argv[1] + ".second")
+    result["twice"].append(Model().forward())  # CAPTURE:twice
 print(json.dumps(result))
 probe.finish_at_exit(sys.argv[1] + ".at_exit")

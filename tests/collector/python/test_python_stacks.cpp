@@ -241,16 +241,34 @@ TEST_CASE("python stacks: a Python program's frames with the GIL released, inner
             CHECK(out["native"].get<uint32_t>() == 0);
             CHECK(out["counts"]["no_python"].get<uint64_t>() >= 1);
             CHECK(out["counts"]["frames_full"].get<uint64_t>() == 0);
-            CHECK(out["counts"]["py_stacks"].get<uint32_t>() == t.stacks.size());
-            CHECK(out["counts"]["py_frames"].get<uint32_t>() == t.frames.size());
+            // counts() was read before the "twice" capture, which added one stack and one frame (its <module> line).
+            CHECK(out["counts"]["py_stacks"].get<uint32_t>() + 1 == t.stacks.size());
+            CHECK(out["counts"]["py_frames"].get<uint32_t>() + 1 == t.frames.size());
 
             auto c = out["counts"];
             CHECK(out["summary"].get<std::string>() ==
                   "Python stacks (" + out["support"].get<std::string>() + "): " +
                       std::to_string(c["captured"].get<uint64_t>()) + " calls with a Python stack, " +
                       std::to_string(c["no_python"].get<uint64_t>()) + " from threads without Python frames; " +
-                      std::to_string(t.frames.size()) + " code locations, " + std::to_string(t.stacks.size()) +
+                      std::to_string(t.frames.size() - 1) + " code locations, " + std::to_string(t.stacks.size() - 1) +
                       " distinct stacks; 1 cut at 64 frames; 0 left without a stack because the tables were full");
+
+            // The same stack again, in this trace and then in a second trace of the same process: the thread's
+            // last stack is the same, but its id belongs to the first trace; the second numbers from 1 again.
+            auto twice = out["twice"];
+            REQUIRE(twice.size() == 2);
+            CHECK(twice[0].get<uint32_t>() > 1);
+            CHECK(twice[1].get<uint32_t>() == 1);
+            s = t.stack(twice[0].get<uint32_t>());
+            REQUIRE(s.size() == 4);
+            check_frame(s[3], path, "<module>", marked_line(path, "twice"));
+            PyTrace second = read_python_records(trace_path + ".second");
+            CHECK(second.stacks.size() == 1);
+            CHECK(second.frames.size() == 4);
+            s = second.stack(twice[1].get<uint32_t>());
+            REQUIRE(s.size() == 4);
+            check_frame(s[0], path, "inner", marked_line(path, "inner"));
+            check_frame(s[3], path, "<module>", marked_line(path, "twice"));
 
             // After Py_FinalizeEx (Py_AtExit, where CUDA's own exit handlers run): nothing to read, 0.
             CHECK(slurp(trace_path + ".at_exit") == "0\n");
