@@ -90,8 +90,12 @@ Detection look() noexcept {
         std::snprintf(d.why, sizeof d.why, "CPython %u.%u.%u: %s", major, minor, micro, what);
     };
     if (!layout) {
-        say(major == 3 && minor < 10 ? "Python stacks need CPython 3.10 or later"
-                                     : "no frame layout known for this version (3.10-3.13 are)");
+        // Before 3.10: not implemented (3.9's frames are like 3.10's, its line table is co_lnotab; the issue asks
+        // 3.10+). After 3.13: the layout changes with each minor version and 3.14's is not in this build (3.14
+        // publishes it in _PyRuntime.debug_offsets, which a later version of this reader could follow).
+        say(major == 3 && minor < 10 ? "no Python stacks: they are read from CPython 3.10 to 3.13, not older versions"
+                                     : "no Python stacks: this build knows the frame layouts of CPython 3.10 to 3.13 "
+                                       "only");
         return d;
     }
 #if !defined(__x86_64__) && !defined(__aarch64__)

@@ -259,10 +259,15 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
     const TraceKey key{&pipeline};
     if (d.state != Detection::State::Supported) [[likely]] {
         if (d.state == Detection::State::Unsupported) {
-            State& s = state();
-            std::lock_guard lock(s.mutex);
-            if (s.owner != key) s.reset_for(key);
-            say_once(pipeline, s.said_unsupported, d.why);
+            // Said once per trace; afterwards one load and a compare (no lock on every CUDA call of such a process).
+            static std::atomic<const Pipeline*> said_to{nullptr};
+            if (said_to.load(std::memory_order_relaxed) != &pipeline) {
+                State& s = state();
+                std::lock_guard lock(s.mutex);
+                if (s.owner != key) s.reset_for(key);
+                say_once(pipeline, s.said_unsupported, d.why);
+                said_to.store(&pipeline, std::memory_order_relaxed);
+            }
         }
         return 0;
     }

@@ -391,3 +391,45 @@ TEST_CASE("python stacks: gprof-run --backtrace python3 script.py: the CUDA call
         }
     }
 }
+
+TEST_CASE("python stacks: a CPython the reader does not support says so once and gives no Python stack") {
+    std::string unsupported = GPROF_TEST_UNSUPPORTED_PYTHON;
+    if (unsupported.empty()) {
+        WARN("no CPython 3.9 found at build time: not checked here");
+        return;
+    }
+    std::string interpreter = unsupported.substr(0, unsupported.find('|'));
+    std::string module_dir = unsupported.substr(unsupported.find('|') + 1);
+    TempDir dir;
+    std::string run_dir = dir.file("run");
+    auto run = run_program({std::string(GPROF_BINARY_DIR) + "/bin/gprof-run", "--backtrace", "--summary", "none",
+                            "--no-html", "--no-timeline", "-o", run_dir, interpreter, script("cuda_script.py")},
+                           {{"PYTHONPATH", module_dir},
+                            {"GPROF_CUPTI_LIB", GPROF_TEST_CUPTI_STANDIN},
+                            {"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}},
+                           dir.path().string());
+    INFO(run.err);
+    REQUIRE(run.exit_code() == 0);
+    uint32_t correlation = static_cast<uint32_t>(std::stoul(run.out));
+    auto traces = traces_in(run_dir);
+    REQUIRE(traces.size() == 1);
+    trace::TraceReader reader(traces[0].string());
+    trace::Record r;
+    size_t sites = 0, py_records = 0, said = 0;
+    std::string version = python_version(interpreter);
+    while (reader.next(r)) {
+        if (r.kind == trace::RecordKind::CallSite && r.call_site.correlation == correlation) {
+            ++sites;
+            CHECK(r.call_site.stack != 0);  // the native stack is still there
+            CHECK(r.call_site.py_stack == 0);
+        }
+        py_records += r.kind == trace::RecordKind::PyFrame || r.kind == trace::RecordKind::PyStack;
+        if (r.kind == trace::RecordKind::Status)
+            said += std::string(reader.string(r.status.message))
+                        .rfind("CPython " + version + ".", 0) == 0 &&
+                    std::string(reader.string(r.status.message)).find("no Python stacks") != std::string::npos;
+    }
+    CHECK(sites == 1);
+    CHECK(py_records == 0);
+    CHECK(said == 1);
+}
