@@ -152,6 +152,9 @@ public:
     // The queue's cap: beyond it a post_*() is dropped and counted, so a writer that falls behind cannot grow the
     // program's memory without bound. Activity buffers are never refused here (the buffer pool caps them).
     static constexpr size_t kMaxQueuedMessages = 1u << 16;
+    // CallSites waiting for the writer (24 bytes each: 6 MiB at the cap); past it one is dropped and counted the same
+    // way (a Dropped record, CollectorQueue).
+    static constexpr size_t kMaxQueuedCallSites = 1u << 18;
     uint64_t nudge_rounds() const { return nudge_rounds_.load(std::memory_order_relaxed); }
     // Bytes the writer holds for the open chunk (its buffer), for the end-of-run memory line.
     size_t chunk_bytes() const { return options_.chunk_bytes; }
@@ -168,6 +171,7 @@ private:
     void run_hooks(bool final, bool nudge_round = false);
     void say_write_error();
     void write_queue_drops();
+    void write_call_sites(std::vector<trace::CallSite>& batch);  // writer thread; clears batch
 
     trace::TraceWriter writer_;
     Options options_;
@@ -180,6 +184,8 @@ private:
     std::condition_variable wake_;      // writer thread waits here
     std::condition_variable flushed_;   // flush() waits here
     std::deque<Message>* queue_ = nullptr;
+    std::vector<trace::CallSite>* call_sites_ = nullptr;  // post_call_site(); swapped out with queue_
+    std::vector<trace::CallSite> call_site_batch_;         // writer thread
     bool stop_ = false;
     uint64_t flush_requested_ = 0;
     std::atomic<bool> nudged_{false};    // nudge() asked for an early round

@@ -32,11 +32,14 @@
 //                   prints "site NAME 0xADDRESS" for each of these functions first
 //     call-sites-deep N   3 launches from each of N distinct stacks (gprof_test_site_recurse at depth 0..N-1)
 //     call-sites-fork N   N launches from gprof_test_site_launch; fork: the child re-initialises and does the same
+//     timed-launches N    N launches (+ the runtime's cuKernelGetName) from 16 frames below main, timed; prints
+//                   "launch ns: X" (the thread's CPU time per launch over the loop; docs/performance.md, call sites)
 // With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
 // calls InitializeInjection as the driver does); without, it calls InitializeInjection itself.
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -189,6 +192,24 @@ extern "C" __attribute__((noinline)) uint32_t gprof_test_site_recurse(int depth)
     return c;
 }
 
+extern "C" __attribute__((noinline)) double gprof_test_timed_launches(int depth, int n) {
+    double r = 0;
+    if (depth > 0) {
+        r = gprof_test_timed_launches(depth - 1, n);
+    } else {
+        // The launching thread's CPU time: what the program's thread pays, unmoved by other processes on a shared
+        // machine (the collector's writer thread runs beside it and is not counted here).
+        auto launch = SI(gprof_test_standin_launch_kernel);
+        timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        for (int i = 0; i < n; ++i) launch("_Z5timedv", 7);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        r = (static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e9 + static_cast<double>(t1.tv_nsec - t0.tv_nsec)) / n;
+    }
+    SITE_END;
+    return r;
+}
+
 namespace {
 void print_sites() {
     std::printf("site gprof_test_site_launch %p\n", reinterpret_cast<void*>(&gprof_test_site_launch));
@@ -305,6 +326,9 @@ int main(int argc, char** argv) {
         for (int i = 0; i < n; ++i) gprof_test_site_slow_sync();
         for (int i = 0; i < n; ++i) gprof_test_site_fast_sync();
         for (int i = 0; i < n; ++i) gprof_test_site_other();
+    } else if (!std::strcmp(mode, "timed-launches")) {
+        gprof_test_timed_launches(16, n / 10 + 1);  // warm-up: first launches load the "module", fill caches
+        std::printf("launch ns: %.1f\n", gprof_test_timed_launches(16, n));
     } else if (!std::strcmp(mode, "call-sites-deep")) {
         print_sites();
         // The count hidden from the compiler: a loop of a known 3 is unrolled into three call sites of one line (a
