@@ -83,6 +83,24 @@ public:
         std::fill(p_, p_ + n, v);
         n_ = n;
     }
+    // Room for k more values at end(); added(k) then counts those written there.
+    T* room(size_t k) {
+        if (n_ + k > cap_) grow(n_ + k);
+        return p_ + n_;
+    }
+    void added(size_t k) { n_ += k; }
+    // Gives back the unused capacity of a heap buffer (mapped ones grow in 2 MiB steps: little to gain).
+    void shrink() {
+        if (mapped_ || cap_ == n_ || !p_) return;
+        if (n_ == 0) {
+            release();
+            return;
+        }
+        if (void* q = std::realloc(p_, n_ * sizeof(T))) {
+            p_ = static_cast<T*>(q);
+            cap_ = n_;
+        }
+    }
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
     T* begin() { return p_; }
@@ -188,22 +206,187 @@ std::string memop_nsys_name(MemcpyKind kind) {
 
 namespace {
 
-// What the NVTX block needs of an API call (per thread) and of a GPU op (duration: UINT32_MAX = see long_gpu_).
-struct ApiLite {
-    Timestamp start, end;
-    uint32_t correlation;
-    uint32_t key;
-};
-struct ThreadApis {
-    uint64_t tid = 0;
-    PodBuf<ApiLite> calls;
-};
-struct GpuLite {
-    uint32_t correlation;
-    uint32_t key;
-    uint32_t duration;
+// ----- what the NVTX block keeps of a trace -----------------------------------------------------------------------
+// A range's record is written when the range closes, after everything inside it: an API call or a GPU op can only
+// be given to its ranges once the whole trace is read. What is kept until then is small: per batch, the API calls
+// of each thread and the GPU ops as varint streams (deltas of start and correlation, length, key: about 7 bytes a
+// call and 5 an op instead of the 24 and 12 of a struct), moved into the Aggregator at fold time without copying.
+
+inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t unzigzag(uint64_t u) { return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1); }
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = static_cast<uint8_t>(v) | 0x80;
+        v >>= 7;
+    }
+    *p++ = static_cast<uint8_t>(v);
+    return p;
+}
+// Only for bytes put_varint wrote.
+inline uint64_t take_varint(const uint8_t*& p) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = *p++;
+        v |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+    }
+}
+
+struct KeptCall {
+    Timestamp start = 0, end = 0;
+    uint32_t correlation = 0;
+    uint32_t key = 0;  // local slot (batch) or global key, as the stream's owner says
 };
 
+// One thread's API calls of one batch, in file order.
+struct CallStream {
+    uint64_t tid = 0;
+    uint64_t count = 0;
+    Timestamp last_start = 0;
+    uint32_t last_correlation = 0;
+    PodBuf<uint8_t> bytes;
+
+    void add(Timestamp start, Timestamp end, uint32_t correlation, uint32_t key) {
+        uint8_t* p = bytes.room(4 * 10);
+        uint8_t* q = put_varint(p, zigzag(static_cast<int64_t>(start - last_start)));
+        q = put_varint(q, zigzag(static_cast<int64_t>(end - start)));
+        q = put_varint(q, zigzag(static_cast<int32_t>(correlation - last_correlation)));
+        q = put_varint(q, key);
+        bytes.added(static_cast<size_t>(q - p));
+        last_start = start;
+        last_correlation = correlation;
+        ++count;
+    }
+    template <class F> void for_each(F&& f) const {
+        const uint8_t* p = bytes.begin();
+        KeptCall c;
+        for (uint64_t i = 0; i < count; ++i) {
+            c.start += static_cast<uint64_t>(unzigzag(take_varint(p)));
+            c.end = c.start + static_cast<uint64_t>(unzigzag(take_varint(p)));
+            c.correlation += static_cast<uint32_t>(unzigzag(take_varint(p)));
+            c.key = static_cast<uint32_t>(take_varint(p));
+            f(c);
+        }
+    }
+};
+
+struct KeptOp {
+    uint32_t correlation = 0;
+    uint32_t key = 0;
+    uint64_t duration = 0;
+};
+
+// GPU ops (kernels, copies, sets, graph launches that stand for their work) of one batch, in file order.
+struct OpStream {
+    uint64_t count = 0;
+    uint32_t last_correlation = 0;
+    PodBuf<uint8_t> bytes;
+
+    void add(uint32_t correlation, uint32_t key, uint64_t duration) {
+        uint8_t* p = bytes.room(3 * 10);
+        uint8_t* q = put_varint(p, zigzag(static_cast<int32_t>(correlation - last_correlation)));
+        q = put_varint(q, key);
+        q = put_varint(q, duration);
+        bytes.added(static_cast<size_t>(q - p));
+        last_correlation = correlation;
+        ++count;
+    }
+    template <class F> void for_each(F&& f) const {
+        const uint8_t* p = bytes.begin();
+        KeptOp o;
+        for (uint64_t i = 0; i < count; ++i) {
+            o.correlation += static_cast<uint32_t>(unzigzag(take_varint(p)));
+            o.key = static_cast<uint32_t>(take_varint(p));
+            o.duration = take_varint(p);
+            f(o);
+        }
+    }
+};
+
+// A batch's calls and ops, kept until the end of the trace; `keys` turns its local slots into global keys (empty:
+// the streams hold global keys already).
+struct KeptBatch {
+    std::vector<CallStream> calls;
+    OpStream ops;
+    std::vector<uint32_t> keys;
+    uint32_t key(uint32_t k) const { return keys.empty() ? k : keys[k - 1]; }
+};
+
+// What the NVTX block keeps of a range (the records are 80 bytes).
+struct RangeLite {
+    Timestamp start, end;
+    uint64_t tid;
+    StringId name, domain;
+    NvtxType type;
+};
+
+// One thread's timeline cut at every start and end of its ranges; each piece lists the ranges covering it (start <=
+// t < end), so a call finds its ranges with one search. Ranges nest in practice (push/pop), so the lists are as
+// long as the nesting is deep; ranges that overlap without nesting can make them long: capped.
+struct ThreadCover {
+    static constexpr size_t kMaxMembers = size_t(1) << 25;
+    std::vector<Timestamp> bounds;  // sorted, distinct
+    std::vector<uint32_t> first;    // piece j (from bounds[j] to bounds[j + 1]): members[first[j], first[j + 1])
+    std::vector<uint32_t> members;  // indices into the sorted ranges
+
+    // Ranges [lo, hi) of one thread (sorted by start). False when the lists would pass kMaxMembers.
+    bool build(const std::vector<RangeLite>& ranges, size_t lo, size_t hi) {
+        std::vector<std::pair<Timestamp, int64_t>> events;  // (time, -(i+1) end / i+1 start): ends first
+        for (size_t i = lo; i < hi; ++i) {
+            const RangeLite& r = ranges[i];
+            if (r.end == 0 || r.end <= r.start) continue;  // unfinished, or covers nothing
+            events.emplace_back(r.start, static_cast<int64_t>(i) + 1);
+            events.emplace_back(r.end, -(static_cast<int64_t>(i) + 1));
+        }
+        if (events.empty()) return true;
+        std::sort(events.begin(), events.end());
+        std::vector<uint32_t> active;
+        for (size_t e = 0; e < events.size();) {
+            Timestamp t = events[e].first;
+            for (; e < events.size() && events[e].first == t; ++e) {
+                int64_t v = events[e].second;
+                if (v > 0) active.push_back(static_cast<uint32_t>(v - 1));
+                else active.erase(std::find(active.begin(), active.end(), static_cast<uint32_t>(-v - 1)));
+            }
+            bounds.push_back(t);
+            first.push_back(static_cast<uint32_t>(members.size()));
+            if (members.size() + active.size() > kMaxMembers) return false;
+            members.insert(members.end(), active.begin(), active.end());
+        }
+        first.push_back(static_cast<uint32_t>(members.size()));
+        return true;
+    }
+    // The piece holding t (kNone before the first bound); `hint` is the last answer (calls come mostly in order).
+    uint32_t piece(Timestamp t, uint32_t& hint) const {
+        const size_t n = bounds.size();
+        if (hint < n && bounds[hint] <= t && (hint + 1 == n || t < bounds[hint + 1])) return hint;
+        if (hint + 1 < n && bounds[hint + 1] <= t && (hint + 2 == n || t < bounds[hint + 2])) return ++hint;
+        auto it = std::upper_bound(bounds.begin(), bounds.end(), t);
+        if (it == bounds.begin()) return UINT32_MAX;
+        return hint = static_cast<uint32_t>(it - bounds.begin() - 1);
+    }
+};
+
+struct RangeWork {
+    KeyedValues api, gpu;  // key id -> durations inside the range
+};
+
+// A call remembered by correlation id, for the ops that come near it in the file.
+struct RecentCall {
+    uint32_t correlation = 0;
+    uint32_t cover = 0, piece = 0;
+    bool filled = false;
+    Timestamp end = 0;
+};
+constexpr size_t kRecent = size_t(1) << 18;  // correlation ids remembered per thread (6 MiB)
+
+struct SweepWorker {
+    PodBuf<uint64_t> bits;           // correlation ids with a call (dense ids)
+    std::vector<uint32_t> corrs;     // the same, sparse ids
+    std::vector<uint32_t> shared;    // ids seen twice
+    std::vector<RangeWork> work;     // per range row of this trace
+    std::vector<KeptOp> pending;     // ops whose call was not in the recent table
+};
 
 // Values of one key: every duration and (memory ops) every size.
 struct KeyValues {
@@ -283,11 +466,11 @@ struct BatchPart {
     uint64_t records = 0, api_calls = 0, hidden_driver_calls = 0;
     Timestamp first = 0, last = 0;
     std::map<uint32_t, DeviceWork> gpu_work;
-    std::vector<ThreadApis> apis;  // key = local slot
+    std::vector<CallStream> apis;  // key = local slot
     std::unordered_map<uint64_t, uint32_t> api_thread;
     uint32_t last_thread = UINT32_MAX;
-    PodBuf<GpuLite> gpus;  // key = local slot
-    std::unordered_map<uint32_t, uint64_t> long_gpu;
+    OpStream gpus;  // key = local slot
+    uint32_t max_correlation = 0;  // of the calls and ops kept
     std::vector<uint32_t> graph_node_corrs;
     std::vector<Record> others;  // the kinds the Aggregator takes itself at fold time (names, ranges, memory, ...)
     std::exception_ptr error;
@@ -321,21 +504,20 @@ struct BatchPart {
         w.busy_ns += dur(s, e);
     }
     void push_gpu(uint32_t correlation, uint32_t key, uint64_t duration) {
-        if (duration >= UINT32_MAX) {
-            long_gpu[static_cast<uint32_t>(gpus.size())] = duration;
-            duration = UINT32_MAX;
-        }
-        gpus.push_back({correlation, key, static_cast<uint32_t>(duration)});
+        max_correlation = std::max(max_correlation, correlation);
+        gpus.add(correlation, key, duration);
     }
-    PodBuf<ApiLite>& thread_calls(uint64_t tid) {
-        if (last_thread < apis.size() && apis[last_thread].tid == tid) return apis[last_thread].calls;
-        auto it = api_thread.find(tid);
-        if (it == api_thread.end()) {
-            it = api_thread.emplace(tid, static_cast<uint32_t>(apis.size())).first;
-            apis.emplace_back().tid = tid;
+    void push_call(uint64_t tid, Timestamp start, Timestamp end, uint32_t correlation, uint32_t key) {
+        max_correlation = std::max(max_correlation, correlation);
+        if (last_thread >= apis.size() || apis[last_thread].tid != tid) {
+            auto it = api_thread.find(tid);
+            if (it == api_thread.end()) {
+                it = api_thread.emplace(tid, static_cast<uint32_t>(apis.size())).first;
+                apis.emplace_back().tid = tid;
+            }
+            last_thread = it->second;
         }
-        last_thread = it->second;
-        return apis[last_thread].calls;
+        apis[last_thread].add(start, end, correlation, key);
     }
 };
 
@@ -385,7 +567,7 @@ void aggregate_batch(BatchPart& b, const BatchSettings& s, RecordFilter* filter,
                     ++b.api_calls;
                     uint32_t k = b.slot(b.api_slot[r.api.name], KeyCategory::Api, r.api.name);
                     b.push_duration(k, r.api.start, r.api.end);
-                    if (s.nvtx_detail) b.thread_calls(r.api.tid).push_back({r.api.start, r.api.end, r.api.correlation, k});
+                    if (s.nvtx_detail) b.push_call(r.api.tid, r.api.start, r.api.end, r.api.correlation, k);
                     break;
                 }
                 case RecordKind::Kernel: {
@@ -449,10 +631,6 @@ public:
         std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
         memset_key_ = 0;
         release_calls();
-        if (opt_.nvtx_detail) {
-            // Reserving is address space only until touched.
-            gpus_.reserve(static_cast<size_t>(ctx.reader->stats().file_bytes / 24));
-        }
         ranges_.clear();
         graph_launches_.clear();
         graph_node_corrs_.clear();
@@ -505,15 +683,20 @@ public:
             dst.ops += w.ops;
             dst.busy_ns += w.busy_ns;
         }
-        for (const ThreadApis& t : b.apis) {
-            PodBuf<ApiLite>& dst = thread_calls(t.tid);
-            dst.reserve(dst.size() + t.calls.size());
-            for (const ApiLite& a : t.calls) dst.push_back({a.start, a.end, a.correlation, global[a.key - 1]});
+        if (b.gpus.count || !b.apis.empty()) {
+            // Kept as they are (moved, not copied): the NVTX block reads them when the trace ends.
+            KeptBatch& k = kept_.emplace_back();
+            for (CallStream& c : b.apis) {
+                kept_calls_ += c.count;
+                c.bytes.shrink();
+            }
+            kept_ops_ += b.gpus.count;
+            b.gpus.bytes.shrink();
+            k.calls = std::move(b.apis);
+            k.ops = std::move(b.gpus);
+            k.keys = std::move(global);
+            max_correlation_ = std::max(max_correlation_, b.max_correlation);
         }
-        const uint32_t base = static_cast<uint32_t>(gpus_.size());
-        gpus_.reserve(gpus_.size() + b.gpus.size());
-        for (const GpuLite& g : b.gpus) gpus_.push_back({g.correlation, global[g.key - 1], g.duration});
-        for (const auto& [i, d] : b.long_gpu) long_gpu_[base + i] = d;
         graph_node_corrs_.insert(b.graph_node_corrs.begin(), b.graph_node_corrs.end());
         for (const Record& r : b.others) handle_other(p, r);
         tally_.add(b.tally);
@@ -524,13 +707,15 @@ public:
     TraceStrings& strings() { return strings_; }
     ChunkTally& tally() { return tally_; }
     uint64_t hidden_driver_calls() const { return hidden_driver_calls_; }
+    void set_sweep_threads(unsigned n) { sweep_threads_ = std::max(1u, n); }
 
     // The records a batch leaves to the fold (BatchPart::others), in file order.
     void handle_other(ProcessInfo& p, const Record& r) {
         switch (r.kind) {
             case RecordKind::Nvtx:
                 ++p.nvtx_events;
-                if (r.nvtx.type != NvtxType::Mark) ranges_.push_back(r.nvtx);
+                if (r.nvtx.type != NvtxType::Mark)
+                    ranges_.push_back({r.nvtx.start, r.nvtx.end, r.nvtx.tid, r.nvtx.name, r.nvtx.domain, r.nvtx.type});
                 widen(r.nvtx.start, r.nvtx.end);
                 break;
             case RecordKind::GraphLaunch:
@@ -643,7 +828,12 @@ private:
             }
             push_duration(slot, g.start, g.end);
             add_work(p, g.device, g.start, g.end);
-            if (opt_.nvtx_detail) push_gpu(g.correlation, slot, dur(g.start, g.end));
+            if (opt_.nvtx_detail) {
+                if (kept_.empty() || !kept_.back().keys.empty()) kept_.emplace_back();  // global keys
+                kept_.back().ops.add(g.correlation, slot, dur(g.start, g.end));
+                ++kept_ops_;
+                max_correlation_ = std::max(max_correlation_, g.correlation);
+            }
         }
         graph_launches_.clear();
         graph_node_corrs_.clear();
@@ -661,32 +851,10 @@ private:
         memory_pools_.clear();
     }
 
-    PodBuf<ApiLite>& thread_calls(uint64_t tid) {
-        if (last_thread_ < apis_.size() && apis_[last_thread_].tid == tid) return apis_[last_thread_].calls;
-        auto it = api_thread_.find(tid);
-        if (it == api_thread_.end()) {
-            it = api_thread_.emplace(tid, static_cast<uint32_t>(apis_.size())).first;
-            apis_.emplace_back().tid = tid;
-        }
-        last_thread_ = it->second;
-        return apis_[last_thread_].calls;
-    }
-    void push_gpu(uint32_t correlation, uint32_t key, uint64_t duration) {
-        if (duration >= UINT32_MAX) {
-            long_gpu_[static_cast<uint32_t>(gpus_.size())] = duration;
-            duration = UINT32_MAX;
-        }
-        gpus_.push_back({correlation, key, static_cast<uint32_t>(duration)});
-    }
-    uint64_t gpu_duration(uint32_t i) const {
-        return gpus_[i].duration != UINT32_MAX ? gpus_[i].duration : long_gpu_.at(i);
-    }
     void release_calls() {
-        apis_.clear();
-        api_thread_.clear();
-        last_thread_ = UINT32_MAX;
-        gpus_.release();
-        long_gpu_.clear();
+        kept_.clear();
+        kept_calls_ = kept_ops_ = 0;
+        max_correlation_ = 0;
     }
 
     void widen(Timestamp s, Timestamp e) {
@@ -725,70 +893,21 @@ private:
         return id;
     }
 
-    // After a trace: count GPU ops with no launching API call, and attribute work to NVTX ranges (nvprof's
-    // NVTX block: API calls on the range's thread inside its interval, and the GPU ops they launched).
     void finish_nvtx_and_matching(const ProcessInfo& p) {
-        // Without the detail (reports other than summary) only the NVTX rows are needed.
-        const bool detail = opt_.nvtx_detail;
-        // Correlation -> GPU ops, and "has an API call": dense tables, because CUPTI correlation ids are small
-        // sequential integers per process (a binary search per op was a quarter of the summary's time). A trace
-        // with sparse ids falls back to sorted vectors.
-        uint32_t max_corr = 0;
-        size_t api_count = 0;
-        for (const auto& t : apis_) {
-            api_count += t.calls.size();
-            for (const auto& a : t.calls) max_corr = std::max(max_corr, a.correlation);
-        }
-        for (const auto& g : gpus_) max_corr = std::max(max_corr, g.correlation);
-        const bool dense = max_corr <= 4 * (api_count + gpus_.size()) + (1u << 20);
-        PodBuf<uint32_t> first_op, next_op;           // dense: head of a per-correlation list, and its links
-        std::vector<std::pair<uint32_t, uint32_t>> gpu_by_corr;  // sparse: (correlation, index into gpus_)
-        if (!detail) {
-        } else if (dense) {
-            std::vector<bool> has_api(static_cast<size_t>(max_corr) + 1, false);
-            for (const auto& t : apis_)
-                for (const auto& a : t.calls) has_api[a.correlation] = true;
-            for (const auto& g : gpus_)
-                if (!has_api[g.correlation]) ++out_.unmatched_gpu_ops;
-        } else {
-            std::vector<uint32_t> corrs;
-            corrs.reserve(api_count);
-            for (const auto& t : apis_)
-                for (const auto& a : t.calls) corrs.push_back(a.correlation);
-            std::sort(corrs.begin(), corrs.end());
-            for (const auto& g : gpus_)
-                if (!std::binary_search(corrs.begin(), corrs.end(), g.correlation)) ++out_.unmatched_gpu_ops;
-        }
-        if (ranges_.empty()) return;
-        if (!detail) {
-        } else if (dense) {
-            first_op.assign(static_cast<size_t>(max_corr) + 1, UINT32_MAX);
-            next_op.assign(gpus_.size(), UINT32_MAX);
-            for (uint32_t i = static_cast<uint32_t>(gpus_.size()); i-- > 0;) {
-                next_op[i] = first_op[gpus_[i].correlation];
-                first_op[gpus_[i].correlation] = i;
-            }
-        } else {
-            gpu_by_corr.reserve(gpus_.size());
-            for (uint32_t i = 0; i < gpus_.size(); ++i) gpu_by_corr.emplace_back(gpus_[i].correlation, i);
-            std::sort(gpu_by_corr.begin(), gpu_by_corr.end());
-        }
-        // One thread's calls usually arrive in order already: check in O(n) before paying for a sort.
-        auto by_start = [](const ApiLite& a, const ApiLite& b) { return a.start < b.start; };
-        for (auto& t : apis_)
-            if (!std::is_sorted(t.calls.begin(), t.calls.end(), by_start))
-                std::sort(t.calls.begin(), t.calls.end(), by_start);
         std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
         std::map<uint64_t, std::string> tnames;
         for (const auto& t : p.thread_names) {
             auto sp = t.find(' ');
             tnames[std::stoull(t.substr(0, sp))] = t.substr(sp + 1);
         }
-        std::sort(ranges_.begin(), ranges_.end(), [](const Nvtx& a, const Nvtx& b) {
+        std::sort(ranges_.begin(), ranges_.end(), [](const RangeLite& a, const RangeLite& b) {
             return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
         });
+        const size_t first_slot = out_.nvtx_ranges.size();
+        std::vector<uint32_t> slot_of(ranges_.size(), UINT32_MAX);  // range -> its row - first_slot (finished only)
         uint64_t unfinished = 0;
-        for (const auto& r : ranges_) {
+        for (size_t i = 0; i < ranges_.size(); ++i) {
+            const RangeLite& r = ranges_[i];
             if (r.end == 0 || r.end < r.start) {
                 ++unfinished;
                 continue;
@@ -807,36 +926,11 @@ private:
                 out_.nvtx_ranges.push_back(std::move(s));
                 it = slot.emplace(key, out_.nvtx_ranges.size() - 1).first;
             }
-            NvtxRangeSummary& s = out_.nvtx_ranges[it->second];
-            s.durations.push(r.end - r.start);
-            if (work_.size() < out_.nvtx_ranges.size()) work_.resize(out_.nvtx_ranges.size());
-            auto& work = work_[it->second];
-            if (!detail) continue;
-            auto th = api_thread_.find(r.tid);
-            if (th == api_thread_.end()) continue;
-            const PodBuf<ApiLite>& calls = apis_[th->second].calls;
-            auto lo = std::lower_bound(calls.begin(), calls.end(), r.start,
-                                       [](const ApiLite& a, Timestamp t) { return a.start < t; });
-            for (auto a = lo; a != calls.end() && a->start < r.end; ++a) {
-                if (a->end > r.end) continue;
-                work.api[a->key].push(dur(a->start, a->end));
-                if (dense) {
-                    for (uint32_t g = first_op[a->correlation]; g != UINT32_MAX; g = next_op[g])
-                        work.gpu[gpus_[g].key].push(gpu_duration(g));
-                } else {
-                    auto g = std::lower_bound(gpu_by_corr.begin(), gpu_by_corr.end(), std::make_pair(a->correlation, 0u));
-                    for (; g != gpu_by_corr.end() && g->first == a->correlation; ++g)
-                        work.gpu[gpus_[g->second].key].push(gpu_duration(g->second));
-                }
-            }
+            out_.nvtx_ranges[it->second].durations.push(r.end - r.start);
+            slot_of[i] = static_cast<uint32_t>(it->second - first_slot);
         }
-        // Key ids -> names once per range, not once per call inside it.
-        for (size_t i = 0; i < work_.size(); ++i) {
-            auto& dst = out_.nvtx_ranges[i];
-            for (auto& [k, v] : work_[i].api.map) dst.api[out_.keys[k - 1].name].merge(std::move(v));
-            for (auto& [k, v] : work_[i].gpu.map) dst.gpu[out_.keys[k - 1].name].merge(std::move(v));
-        }
-        work_.clear();
+        // Without the detail (reports other than summary) only the NVTX rows are needed.
+        if (opt_.nvtx_detail) attribute(slot_of, out_.nvtx_ranges.size() - first_slot, first_slot, p);
         // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
         for (const auto& r : ranges_) {
             if (r.end == 0 || r.end < r.start) continue;
@@ -855,6 +949,212 @@ private:
                                     " NVTX ranges never ended (left out of the NVTX statistics)");
     }
 
+    // nvprof's NVTX block: a range gets the API calls of its thread that start inside it and end by its end, and
+    // the GPU ops those calls launched (same correlation id). Also counts GPU ops with no launching API call.
+    // The kept calls and ops are read on several threads, each a run of consecutive batches:
+    //   1. which correlation ids have an API call (and which have several: their ops take the slow path);
+    //   2. each call is given to the ranges covering its start (ThreadCover) and remembered in a small table by
+    //      correlation; each op finds its call there (real traces write an op just before or after its call);
+    //   3. ops whose call was not in the table (far away in the file, or shared ids) are matched by a scan of the
+    //      calls. The result is the same as giving every call and op to its ranges one by one, in any order.
+    void attribute(const std::vector<uint32_t>& slot_of, size_t slots, size_t first_slot, const ProcessInfo& p) {
+        if (kept_.empty()) return;
+        std::vector<ThreadCover> covers;
+        std::unordered_map<uint64_t, uint32_t> cover_of;  // tid -> index in covers
+        bool too_deep = false;
+        for (size_t lo = 0; lo < ranges_.size() && !too_deep;) {
+            size_t hi = lo;
+            while (hi < ranges_.size() && ranges_[hi].tid == ranges_[lo].tid) ++hi;
+            ThreadCover c;
+            if (!c.build(ranges_, lo, hi)) too_deep = true;
+            else if (!c.bounds.empty()) {
+                cover_of.emplace(ranges_[lo].tid, static_cast<uint32_t>(covers.size()));
+                covers.push_back(std::move(c));
+            }
+            lo = hi;
+        }
+        if (too_deep) {
+            covers.clear();
+            cover_of.clear();
+            out_.warnings.push_back(trace_label(p.path) + ": NVTX ranges overlap too deeply (more than " +
+                                    std::to_string(ThreadCover::kMaxMembers) +
+                                    " range-piece pairs): API calls and GPU ops are not attributed to ranges");
+        }
+
+        const size_t n = kept_.size();
+        unsigned workers = sweep_threads_;
+        if (kept_calls_ + kept_ops_ < 200000) workers = 1;
+        workers = static_cast<unsigned>(std::min<size_t>(workers, n));
+        std::vector<SweepWorker> w(workers);
+        auto part = [&](unsigned i) { return std::make_pair(n * i / workers, n * (i + 1) / workers); };
+        auto run = [&](auto&& job) {
+            std::vector<std::thread> pool;
+            std::vector<std::exception_ptr> errors(workers);
+            for (unsigned i = 1; i < workers; ++i)
+                pool.emplace_back([&, i] {
+                    try {
+                        job(i);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                });
+            try {
+                job(0);
+            } catch (...) {
+                errors[0] = std::current_exception();
+            }
+            for (auto& t : pool) t.join();
+            for (auto& e : errors)
+                if (e) std::rethrow_exception(e);
+        };
+
+        // 1. Correlation ids with an API call: a bitmap when ids are dense (CUPTI's are small sequential integers
+        // per process), a sorted list otherwise.
+        const bool dense = max_correlation_ <= 4 * (kept_calls_ + kept_ops_) + (1u << 20);
+        const size_t words = dense ? (static_cast<size_t>(max_correlation_) >> 6) + 1 : 0;
+        run([&](unsigned i) {
+            SweepWorker& me = w[i];
+            if (dense) me.bits.assign(words, 0);
+            auto [lo, hi] = part(i);
+            for (size_t b = lo; b < hi; ++b)
+                for (const CallStream& s : kept_[b].calls)
+                    s.for_each([&](const KeptCall& c) {
+                        if (!dense) {
+                            me.corrs.push_back(c.correlation);
+                            return;
+                        }
+                        uint64_t& word = me.bits[c.correlation >> 6];
+                        uint64_t bit = uint64_t(1) << (c.correlation & 63);
+                        if (word & bit) me.shared.push_back(c.correlation);
+                        word |= bit;
+                    });
+        });
+        std::vector<uint32_t> shared;  // correlation ids of several calls, sorted
+        PodBuf<uint64_t> has_bits;
+        std::vector<uint32_t> has_list;
+        for (auto& me : w) shared.insert(shared.end(), me.shared.begin(), me.shared.end());
+        if (dense) {
+            has_bits = std::move(w[0].bits);
+            for (unsigned i = 1; i < workers; ++i) {
+                for (size_t k = 0; k < words; ++k) {
+                    uint64_t both = has_bits[k] & w[i].bits[k];
+                    for (; both; both &= both - 1) shared.push_back(static_cast<uint32_t>(k * 64 + __builtin_ctzll(both)));
+                    has_bits[k] |= w[i].bits[k];
+                }
+                w[i].bits.release();
+            }
+        } else {
+            for (auto& me : w) {
+                has_list.insert(has_list.end(), me.corrs.begin(), me.corrs.end());
+                me.corrs = {};
+            }
+            std::sort(has_list.begin(), has_list.end());
+            for (size_t k = 1; k < has_list.size(); ++k)
+                if (has_list[k] == has_list[k - 1]) shared.push_back(has_list[k]);
+        }
+        std::sort(shared.begin(), shared.end());
+        shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+        auto has_call = [&](uint32_t c) {
+            if (dense) return c <= max_correlation_ && ((has_bits[c >> 6] >> (c & 63)) & 1) != 0;
+            return std::binary_search(has_list.begin(), has_list.end(), c);
+        };
+        auto is_shared = [&](uint32_t c) {
+            return !shared.empty() && std::binary_search(shared.begin(), shared.end(), c);
+        };
+
+        // Where a call falls: its thread's cover and the piece of its start (kNone: no range there).
+        constexpr uint32_t kNone = UINT32_MAX;
+        auto place = [&](uint64_t tid, const KeptCall& c, uint32_t& hint) -> std::pair<uint32_t, uint32_t> {
+            if (covers.empty()) return {kNone, kNone};
+            auto it = cover_of.find(tid);
+            if (it == cover_of.end()) return {kNone, kNone};
+            return {it->second, covers[it->second].piece(c.start, hint)};
+        };
+        // Calls a value to every range covering the call's piece that the call ends in.
+        auto give = [&](SweepWorker& me, uint32_t cover, uint32_t piece, Timestamp call_end, bool gpu, uint32_t key,
+                        uint64_t value) {
+            if (cover == kNone || piece == kNone) return;
+            const ThreadCover& tc = covers[cover];
+            for (uint32_t m = tc.first[piece]; m < tc.first[piece + 1]; ++m) {
+                uint32_t r = tc.members[m];
+                if (call_end > ranges_[r].end) continue;
+                RangeWork& rw = me.work[slot_of[r]];
+                (gpu ? rw.gpu : rw.api)[key].push(value);
+            }
+        };
+
+        // 2. Calls to their ranges; ops through the table.
+        run([&](unsigned i) {
+            SweepWorker& me = w[i];
+            me.work.resize(slots);
+            std::vector<RecentCall> recent(kRecent);
+            auto calls_of = [&](size_t b) {
+                const KeptBatch& kb = kept_[b];
+                for (const CallStream& s : kb.calls) {
+                    uint32_t hint = 0;
+                    s.for_each([&](const KeptCall& c) {
+                        auto [cover, piece] = place(s.tid, c, hint);
+                        const uint32_t key = kb.key(c.key);
+                        give(me, cover, piece, c.end, false, key, c.end > c.start ? c.end - c.start : 0);
+                        recent[c.correlation & (kRecent - 1)] = {c.correlation, cover, piece, true, c.end};
+                    });
+                }
+            };
+            auto ops_of = [&](size_t b) {
+                const KeptBatch& kb = kept_[b];
+                kb.ops.for_each([&](const KeptOp& o) {
+                    const RecentCall& rc = recent[o.correlation & (kRecent - 1)];
+                    const uint32_t key = kb.key(o.key);
+                    if (!rc.filled || rc.correlation != o.correlation || is_shared(o.correlation)) {
+                        me.pending.push_back({o.correlation, key, o.duration});
+                        return;
+                    }
+                    give(me, rc.cover, rc.piece, rc.end, true, key, o.duration);
+                });
+            };
+            // An op's call may come just after it in the file: a batch's ops are read after the next batch's calls.
+            auto [lo, hi] = part(i);
+            for (size_t b = lo; b < hi; ++b) {
+                calls_of(b);
+                if (b > lo) ops_of(b - 1);
+            }
+            if (hi > lo) ops_of(hi - 1);
+        });
+
+        // 3. Ops left over: no call at all (counted), or a call the table no longer held.
+        std::vector<KeptOp> late;
+        for (auto& me : w) {
+            for (const KeptOp& o : me.pending) {
+                if (!has_call(o.correlation)) ++out_.unmatched_gpu_ops;
+                else if (!covers.empty()) late.push_back(o);
+            }
+            me.pending = {};
+        }
+        if (!late.empty()) {
+            std::stable_sort(late.begin(), late.end(),
+                             [](const KeptOp& a, const KeptOp& b) { return a.correlation < b.correlation; });
+            for (const KeptBatch& kb : kept_)
+                for (const CallStream& s : kb.calls) {
+                    uint32_t hint = 0;
+                    s.for_each([&](const KeptCall& c) {
+                        auto it = std::lower_bound(late.begin(), late.end(), c.correlation,
+                                                   [](const KeptOp& o, uint32_t v) { return o.correlation < v; });
+                        if (it == late.end() || it->correlation != c.correlation) return;
+                        auto [cover, piece] = place(s.tid, c, hint);
+                        for (; it != late.end() && it->correlation == c.correlation; ++it)
+                            give(w[0], cover, piece, c.end, true, it->key, it->duration);
+                    });
+                }
+        }
+        // Key ids -> names once per range, not once per call inside it.
+        for (auto& me : w)
+            for (size_t i = 0; i < me.work.size(); ++i) {
+                auto& dst = out_.nvtx_ranges[first_slot + i];
+                for (auto& [k, v] : me.work[i].api.map) dst.api[out_.keys[k - 1].name].merge(std::move(v));
+                for (auto& [k, v] : me.work[i].gpu.map) dst.gpu[out_.keys[k - 1].name].merge(std::move(v));
+            }
+    }
+
     Aggregate& out_;
     const AggregateOptions& opt_;
     StreamContext ctx_;
@@ -869,22 +1169,17 @@ private:
     uint64_t hidden_driver_calls_ = 0;
     uint32_t memcpy_key_[16] = {};
     uint32_t memset_key_ = 0;
-    std::vector<ThreadApis> apis_;                         // per thread, in arrival order until sorted
-    std::unordered_map<uint64_t, uint32_t> api_thread_;    // tid -> index in apis_
-    uint32_t last_thread_ = UINT32_MAX;
-    PodBuf<GpuLite> gpus_;
-    std::unordered_map<uint32_t, uint64_t> long_gpu_;      // index in gpus_ -> a duration of 2^32-1 ns or more
-    std::vector<Nvtx> ranges_;
+    std::vector<KeptBatch> kept_;                          // this trace's calls and ops, in file order
+    uint64_t kept_calls_ = 0, kept_ops_ = 0;
+    uint32_t max_correlation_ = 0;
+    std::vector<RangeLite> ranges_;                        // this trace's NVTX ranges, in file order
     std::vector<GraphLaunch> graph_launches_;              // this trace's, until end() decides what they are
     std::unordered_set<uint32_t> graph_node_corrs_;        // correlations of graph nodes (graph_id != 0)
     std::unordered_map<uint32_t, uint32_t> graph_key_;     // graph id -> key (across traces: graph ids per process
                                                            // coincide, and one row per id is what nsys shows)
     std::vector<Memory> memory_;
     std::vector<MemoryPool> memory_pools_;
-    struct RangeWork {
-        KeyedValues api, gpu;  // key id -> durations inside the range
-    };
-    std::vector<RangeWork> work_;  // per out_.nvtx_ranges index, for the trace being read
+    unsigned sweep_threads_ = 1;  // threads for attribute()
     Timestamp first_ = 0, last_ = 0;
 
 public:
@@ -935,6 +1230,7 @@ void read_trace(TraceReader& reader, Aggregator& agg, const StreamContext& ctx, 
     // A small trace is not worth the threads (unless asked for: the tests).
     if (!options.filter.kernel_regex.empty() || (!options.threads && reader.stats().file_bytes < (size_t(4) << 20)))
         threads = 1;
+    agg.set_sweep_threads(threads);
     if (threads <= 1) {
         auto filter = make_filter();
         for (;;) {

@@ -9,10 +9,11 @@ namespace gprof::report {
 
 namespace {
 
-// Count, total, min, max, mean, median and stddev of v[0, n); reorders v (the median's selection). One
-// definition for 32- and 64-bit values: the selection permutes both alike, so the stddev sums in the same order
-// and the results are identical.
-template <class T> Stats stats_of(T* v, size_t n) {
+// Count, total, min, max, mean, median and stddev of v[0, n); reorders v. With `sort`, v is sorted and the stddev
+// summed in sorted order, so the result depends only on the values, not on the order they came in (a Distribution:
+// the NVTX block gives values to a range from several threads, in no fixed order); without, the median's selection
+// permutes v (compute_stats, as it always did). One definition for 32- and 64-bit values: identical results.
+template <class T> Stats stats_of(T* v, size_t n, bool sort) {
     Stats s;
     if (n == 0) return s;
     s.count = n;
@@ -28,7 +29,15 @@ template <class T> Stats stats_of(T* v, size_t n) {
     s.min = mn;
     s.max = mx;
     s.mean = static_cast<double>(sum / n);
-    s.median = median_in_place(v, n);
+    if (sort) {
+        std::sort(v, v + n);
+        // median_in_place's value, to the bit.
+        s.median = n % 2 ? static_cast<double>(v[n / 2])
+                         : static_cast<double>(v[n / 2 - 1]) +
+                               (static_cast<double>(v[n / 2]) - static_cast<double>(v[n / 2 - 1])) * 0.5;
+    } else {
+        s.median = median_in_place(v, n);
+    }
     if (n > 1) {
         long double sq = 0;
         for (size_t i = 0; i < n; ++i) {
@@ -42,7 +51,7 @@ template <class T> Stats stats_of(T* v, size_t n) {
 
 }  // namespace
 
-Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size()); }
+Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size(), false); }
 
 // Values below 2^k have a bucket each; above, bucket = (octave, the k bits after the leading one).
 uint32_t Distribution::bucket_of(uint64_t v) {
@@ -164,10 +173,10 @@ Stats Distribution::stats() const {
     if (!sketch_) {
         if (wide_) {
             std::vector<uint64_t> v = wide_values_;
-            return stats_of(v.data(), v.size());
+            return stats_of(v.data(), v.size(), true);
         }
         std::vector<uint32_t> v = narrow_;
-        return stats_of(v.data(), v.size());
+        return stats_of(v.data(), v.size(), true);
     }
     Stats s;
     const uint64_t n = count_;

@@ -12,6 +12,8 @@
 // Two distributions merge (merge()), and the result does not depend on how the values were split: it is exact iff
 // the total count is at most kExactLimit, and then holds the values in the order of the parts. That is what makes
 // per-thread aggregation merge to the single-threaded result, byte for byte.
+// stats() depends only on the values, not on the order they were pushed or merged in (the exact values are sorted
+// before the standard deviation is summed): the NVTX block fills a range's distributions from several threads.
 #pragma once
 
 #include <cstddef>
