@@ -137,13 +137,17 @@ template <class Fn> void consume(ThreadStream* s, Fn&& fn) {
         }
         Block* next = b->next.load(std::memory_order_acquire);
         size_t end = b->committed.load(std::memory_order_acquire);
-        while (s->read < end) {
-            auto* h = reinterpret_cast<const EventHeader*>(b->data + s->read);
+        // The position lives in a register while the block is walked: kept in s->read across fn's calls, each
+        // event's address waited on a store and a reload of the previous one (the walk is a chain of loads).
+        size_t read = s->read;
+        while (read < end) {
+            auto* h = reinterpret_cast<const EventHeader*>(b->data + read);
             size_t size = sizeof(EventHeader) + ((h->flags & kHasAttrs) ? sizeof(EventAttrs) : 0) +
                           ((h->flags & kHasRangeId) ? 8 : 0) + pad8(h->name_len);
             fn(s, reinterpret_cast<const uint8_t*>(h));
-            s->read += size;
+            read += size;
         }
+        s->read = read;
         if (!next) return;
         // The producer stored the final `committed` before linking `next`: this block is complete.
         s->head = next;

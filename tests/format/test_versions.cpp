@@ -146,3 +146,73 @@ TEST_CASE("CRC-32C matches the RFC 3720 test vector") {
     const char* digits = "123456789";
     CHECK(codec::crc32c(reinterpret_cast<const uint8_t*>(digits), 9) == 0xE3069283u);
 }
+
+TEST_CASE("Nvtx records: the writer's own encoder writes exactly what the field list's generic encoder writes") {
+    // writer.cpp encodes Nvtx by hand (the NVTX hot path); the reader decodes with describe(). Every shape: the
+    // zero tail of a plain push/pop, tid == end_tid and not, values across varint lengths, depth/type at 0x7F/0x80.
+    std::vector<Nvtx> records;
+    uint64_t seed = 0x243F6A8885A308D3ull;
+    auto rnd = [&seed] {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        return seed;
+    };
+    auto pick = [&](int bits) { return bits >= 64 ? rnd() : rnd() & ((uint64_t(1) << bits) - 1); };
+    const int widths[] = {0, 1, 7, 8, 14, 21, 32, 64};
+    Timestamp t = 1'700'000'000'000'000'000ull;
+    for (int i = 0; i < 4000; ++i) {
+        Nvtx r;
+        t += pick(widths[rnd() % 6]);
+        r.start = rnd() % 50 == 0 ? t - 1000 : t;  // now and then earlier than the previous record
+        r.end = rnd() % 20 == 0 ? 0 : r.start + pick(widths[rnd() % 8] % 40);
+        r.tid = pick(widths[rnd() % 8]);
+        r.end_tid = rnd() % 3 ? r.tid : pick(widths[rnd() % 8]);
+        r.name = static_cast<StringId>(pick(widths[rnd() % 7] % 33));
+        bool plain = rnd() % 2;
+        if (!plain) {
+            r.domain = static_cast<StringId>(pick(widths[rnd() % 7] % 33));
+            r.color = static_cast<uint32_t>(pick(widths[rnd() % 7] % 33));
+            r.category = static_cast<uint32_t>(pick(widths[rnd() % 7] % 33));
+            r.category_name = static_cast<StringId>(pick(widths[rnd() % 7] % 33));
+            r.payload = pick(widths[rnd() % 8]);
+        }
+        r.depth = static_cast<uint16_t>(rnd() % 4 == 0 ? 0x7F + rnd() % 3 : pick(widths[rnd() % 5] % 17));
+        r.type = static_cast<NvtxType>(rnd() % 3);
+        r.payload_type = static_cast<NvtxPayload>(rnd() % 7);
+        records.push_back(r);
+    }
+    TempDir dir;
+    auto path = dir.file("nvtx.gprof");
+    write_trace(path, [&](TraceWriter& w) {
+        for (const Nvtx& r : records) w.add(r);
+    }, true, test_header(), 1 << 20);  // one data chunk
+
+    std::ifstream in(path, std::ios::binary);
+    std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = codec::kPreambleBytes;
+    REQUIRE(file.size() > at + codec::kChunkHeaderBytes);
+    at += codec::kChunkHeaderBytes + codec::load_u32(reinterpret_cast<const uint8_t*>(file.data()) + at + 4);  // header
+    REQUIRE(file.size() > at + codec::kChunkHeaderBytes);
+    const auto* chunk = reinterpret_cast<const uint8_t*>(file.data()) + at;
+    uint32_t payload = codec::load_u32(chunk + 4);
+    CHECK(codec::load_u32(chunk + 8) == records.size());
+    std::string got(reinterpret_cast<const char*>(chunk + codec::kChunkHeaderBytes), payload);
+
+    std::string want;
+    codec::DeltaState state;
+    for (Nvtx r : records) {
+        uint8_t body[codec::kMaxRecordBytes];
+        codec::Encoder enc(body, state);
+        describe(enc, r);
+        auto n = static_cast<size_t>(enc.position() - body);
+        REQUIRE(n < 0x80);
+        want += static_cast<char>(RecordKind::Nvtx);
+        want += static_cast<char>(n);
+        want.append(reinterpret_cast<const char*>(body), n);
+    }
+    REQUIRE(got.size() == want.size());
+    size_t first_difference = 0;
+    while (first_difference < got.size() && got[first_difference] == want[first_difference]) ++first_difference;
+    CHECK(first_difference == got.size());
+}
