@@ -1062,13 +1062,14 @@ private:
             return !shared.empty() && std::binary_search(shared.begin(), shared.end(), c);
         };
 
-        // Where a call falls: its thread's cover and the piece of its start (kNone: no range there).
+        // Where a call falls: its thread's cover (kNone: no ranges on that thread) and the piece of its start.
         constexpr uint32_t kNone = UINT32_MAX;
-        auto place = [&](uint64_t tid, const KeptCall& c, uint32_t& hint) -> std::pair<uint32_t, uint32_t> {
-            if (covers.empty()) return {kNone, kNone};
+        auto cover_of_thread = [&](uint64_t tid) {
             auto it = cover_of.find(tid);
-            if (it == cover_of.end()) return {kNone, kNone};
-            return {it->second, covers[it->second].piece(c.start, hint)};
+            return it == cover_of.end() ? kNone : it->second;
+        };
+        auto piece_of = [&](uint32_t cover, const KeptCall& c, uint32_t& hint) {
+            return cover == kNone ? kNone : covers[cover].piece(c.start, hint);
         };
         // Calls a value to every range covering the call's piece that the call ends in.
         auto give = [&](SweepWorker& me, uint32_t cover, uint32_t piece, Timestamp call_end, bool gpu, uint32_t key,
@@ -1092,8 +1093,9 @@ private:
                 const KeptBatch& kb = kept_[b];
                 for (const CallStream& s : kb.calls) {
                     uint32_t hint = 0;
+                    const uint32_t cover = cover_of_thread(s.tid);
                     s.for_each([&](const KeptCall& c) {
-                        auto [cover, piece] = place(s.tid, c, hint);
+                        const uint32_t piece = piece_of(cover, c, hint);
                         const uint32_t key = kb.key(c.key);
                         give(me, cover, piece, c.end, false, key, c.end > c.start ? c.end - c.start : 0);
                         recent[c.correlation & (kRecent - 1)] = {c.correlation, cover, piece, true, c.end};
@@ -1136,11 +1138,12 @@ private:
             for (const KeptBatch& kb : kept_)
                 for (const CallStream& s : kb.calls) {
                     uint32_t hint = 0;
+                    const uint32_t cover = cover_of_thread(s.tid);
                     s.for_each([&](const KeptCall& c) {
                         auto it = std::lower_bound(late.begin(), late.end(), c.correlation,
                                                    [](const KeptOp& o, uint32_t v) { return o.correlation < v; });
                         if (it == late.end() || it->correlation != c.correlation) return;
-                        auto [cover, piece] = place(s.tid, c, hint);
+                        const uint32_t piece = piece_of(cover, c, hint);
                         for (; it != late.end() && it->correlation == c.correlation; ++it)
                             give(w[0], cover, piece, c.end, true, it->key, it->duration);
                     });
