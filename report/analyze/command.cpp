@@ -69,7 +69,8 @@ int run_analyze(const AnalyzeArgs& args) {
     }
     // A distributed job: the ranks side by side, with the straggler named (analyze/ranks.h).
     std::optional<RankView> ranks;
-    if (auto figures = rank_figures(run, args.step_range); figures.size() >= 2) ranks = compare_ranks(std::move(figures));
+    if (run.processes.size() >= 2)
+        if (auto figures = rank_figures(run, args.step_range); figures.size() >= 2) ranks = compare_ranks(std::move(figures));
     std::optional<OutputFile> file;
     try {
         if (!args.output.empty()) file.emplace(args.output, args.force);

@@ -71,10 +71,18 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
             const ProcessTrace& p = run.processes[i];
             f.pids.push_back(p.pid());
             int64_t own_kernel_ns = 0;
+            std::vector<int8_t> nccl_name(p.strings.size(), -1);  // by string id: the name test runs once per name
             for (const trace::Kernel& k : p.kernels) {
                 if (k.start == 0 || k.end < k.start) continue;  // unknown times (CUPTI's zero timestamps)
                 int64_t d = static_cast<int64_t>(k.end - k.start);
-                bool nccl = is_nccl_kernel(p.str(k.name));
+                bool nccl;
+                if (k.name < nccl_name.size()) {
+                    int8_t& known = nccl_name[k.name];
+                    if (known < 0) known = is_nccl_kernel(p.str(k.name)) ? 1 : 0;
+                    nccl = known == 1;
+                } else {
+                    nccl = is_nccl_kernel(p.str(k.name));
+                }
                 ++f.kernels;
                 f.kernel_ns += d;
                 own_kernel_ns += d;

@@ -278,10 +278,14 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
             if (ec) throw std::runtime_error("cannot read the directory '" + in.string() + "': " + ec.message());
             auto found = find_traces(in);
             if (found.empty()) {
-                // The parent of one run directory per rank: its subdirectories, in name order.
+                // The parent of one run directory per rank (or of one per job, each holding one per rank): the
+                // directories below it, up to three levels down, in name order; symbolic links are not followed.
                 std::vector<fs::path> subdirs;
-                for (fs::directory_iterator it(in, ec), end; !ec && it != end; it.increment(ec))
-                    if (it->is_directory(ec)) subdirs.push_back(it->path());
+                fs::recursive_directory_iterator it(in, fs::directory_options::skip_permission_denied, ec), end;
+                for (; !ec && it != end; it.increment(ec)) {
+                    if (it.depth() >= 2) it.disable_recursion_pending();
+                    if (it->is_directory(ec) && !it->is_symlink(ec)) subdirs.push_back(it->path());
+                }
                 std::sort(subdirs.begin(), subdirs.end());
                 for (const auto& sub : subdirs) {
                     auto more = find_traces(sub);

@@ -210,7 +210,8 @@ struct Run {
 std::vector<std::filesystem::path> find_traces(const std::filesystem::path& dir);
 
 // Expands inputs (run directories and/or trace files) to trace paths. A directory without traces of its own
-// whose subdirectories hold traces (the parent of one run directory per rank) stands for those subdirectories.
+// stands for the directories below it that hold traces, up to three levels down (the parent of one run directory
+// per rank, or of one directory per node holding them).
 // Throws std::runtime_error for a path that does not exist or a directory without traces.
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& inputs);
 

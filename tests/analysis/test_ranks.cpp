@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -251,6 +253,14 @@ TEST_CASE("identity: ranks with the same pid on different hosts stay apart in ev
     for (const auto& [name, pid] : process_pids) distinct.insert(pid);
     CHECK(distinct.size() == process_pids.size());
     CHECK(process_pids["rank 1 @ nodeB (pid 7)"] == timeline::kHostPidBase + 1 * timeline::kHostPidStride + 7);
+
+    // The Perfetto protobuf names the process tracks the same way (the label is the process name's bytes).
+    fs::path pf = tmp.path() / "tl.pftrace";
+    run_cli("timeline -o " + pf.string() + " " + tmp.path().string());
+    std::ifstream pin(pf, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(pin)), std::istreambuf_iterator<char>());
+    for (const char* label : {"rank 0 @ nodeA (pid 7)", "rank 1 @ nodeB (pid 7)", "rank 2 @ nodeC (pid 7)"})
+        CHECK(bytes.find(label) != std::string::npos);
 }
 
 TEST_CASE("clock: on one host the merged axis is each process's own, and --clock-offset moves one host",
@@ -316,4 +326,36 @@ TEST_CASE("identity: traces of format 1.2 (no boot id) and runs without ranks ke
     CHECK(host_count(run) == 1);
     for (const auto& p : run.processes) CHECK(process_label(p.header, process_rank(p), false).empty());
     CHECK(rank_figures(run, "").size() <= 1);
+}
+
+// The Perfetto protobuf of a run of three hosts whose ranks share pid 7: protoc decodes it, the rules Perfetto relies
+// on hold (one uuid per thread, tracks described once, ...) and it holds every slice of the JSON timeline
+// (tests/report/check_perfetto.py), so no rank's events fold into another's.
+TEST_CASE("identity: the Perfetto timeline of ranks that share a pid keeps them apart", "[ranks][identity][perfetto]") {
+    TempDir tmp;
+    write_job(tmp.path() / "job", straggler_job());
+    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
+                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
+                      "/report/timeline/perfetto_trace_subset.proto " + (tmp.path() / "job").string() + " > " +
+                      tmp.file("check.txt") + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(tmp.file("check.txt"));
+    std::stringstream out;
+    out << in.rdbuf();
+    INFO(out.str());
+    CHECK(rc == 0);
+    CHECK(out.str().find(" slices,") != std::string::npos);
+}
+
+TEST_CASE("inputs: a directory holding the run directories, up to three levels down, stands for them", "[ranks]") {
+    TempDir tmp;
+    write_job(tmp.path() / "jobs" / "4711", straggler_job());  // jobs/4711/run.nodeA.0/train.7.gprof, ...
+    auto traces = expand_inputs({tmp.path()});
+    REQUIRE(traces.size() == 3);
+    CHECK(traces[0].parent_path().filename() == "run.nodeA.0");
+    CHECK(traces[2].parent_path().filename() == "run.nodeC.2");
+    // Deeper than that is not looked into: an empty directory tree is still an error, with its name.
+    TempDir deep;
+    write_job(deep.path() / "a" / "b" / "c", straggler_job());
+    CHECK_THROWS_WITH(expand_inputs({deep.path()}), Catch::Contains("holds no *.gprof traces"));
 }
