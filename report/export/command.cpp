@@ -34,6 +34,10 @@ int run_export(const ExportArgs& a) {
     if (a.force != "true" && a.force != "false") return fail("--force-overwrite: '" + a.force + "' is not true or false");
     fs::path out = a.output.empty() ? fs::path("report.sqlite") : fs::path(a.output);
     std::error_code ec;
+    // Like every output gprof-report writes (output/output_file.h): a link planted at the name is never followed
+    // nor replaced, --force-overwrite or not.
+    if (fs::is_symlink(fs::symlink_status(out, ec)))
+        return fail(out.string() + " is a symbolic link: not written through (name the file itself)");
     if (fs::exists(fs::symlink_status(out, ec)) && a.force != "true")
         return fail(out.string() + " exists (--force-overwrite=true replaces it)");
     if (fs::is_directory(out, ec)) return fail(out.string() + " is a directory");

@@ -217,6 +217,22 @@ TEST_CASE("sqlite export: hostile names stay valid UTF-8, the CLI refuses to ove
     rc = std::system((exe + " export --format sqlite --force-overwrite=true " + dir.path().string() + " -o " +
                       db.string() + " 2>/dev/null").c_str());
     CHECK(WEXITSTATUS(rc) == 0);
+    // A link planted at the output name: refused with --force-overwrite too; its target is left as it was.
+    auto victim = dir.path() / "victim.txt";
+    std::ofstream(victim) << "keep me";
+    auto link = dir.path() / "planted.sqlite";
+    std::filesystem::create_symlink(victim, link);
+    rc = std::system((exe + " export --format sqlite --force-overwrite=true " + dir.path().string() + " -o " +
+                      link.string() + " 2>" + dir.file("err2")).c_str());
+    CHECK(WEXITSTATUS(rc) == 2);
+    std::ifstream err2(dir.file("err2"));
+    std::getline(err2, line);
+    CHECK(line.find("is a symbolic link") != std::string::npos);
+    std::ifstream kept(victim);
+    std::string content;
+    std::getline(kept, content);
+    CHECK(content == "keep me");
+    CHECK(std::filesystem::is_symlink(link));
     rc = std::system((exe + " export --format arrow " + dir.path().string() + " -o " + dir.file("x") + " 2>/dev/null").c_str());
     CHECK(WEXITSTATUS(rc) == 2);
 }
