@@ -116,8 +116,8 @@ double run_launches(uint32_t depth, long n) {
 
 const char* unwinder_label(Unwinder u) {
     switch (u) {
-        case Unwinder::LibunwindPerThread: return "libunwind, per-thread cache (default)";
-        case Unwinder::LibunwindGlobal: return "libunwind, global cache";
+        case Unwinder::LibunwindPerThread: return "libunwind, per-thread cache";
+        case Unwinder::LibunwindGlobal: return "libunwind, global cache (default)";
         case Unwinder::LibunwindNoCache: return "libunwind, no cache";
         case Unwinder::Glibc: return "glibc backtrace()";
     }
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     std::printf("per cudaLaunchKernel (stand-in), call sites off / on, and the difference: the cost of a call site of a "
                 "known stack\n");
     std::printf("  %-40s %14s %14s %14s\n", "unwinder", "off", "on (depth 16)", "call site");
-    for (Unwinder u : {Unwinder::LibunwindPerThread, Unwinder::LibunwindGlobal, Unwinder::LibunwindNoCache,
+    for (Unwinder u : {Unwinder::LibunwindGlobal, Unwinder::LibunwindPerThread, Unwinder::LibunwindNoCache,
                        Unwinder::Glibc}) {
         if (!select_unwinder(u)) {
             std::printf("  %-40s not available here\n", unwinder_label(u));
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
         std::printf("  unwind_stack, %-34s %8.0f ±%4.0f  (40 frames asked; 16 program frames + main + libc here)\n",
                     unwinder_label(u), median(v), spread(v));
     }
-    select_unwinder(Unwinder::LibunwindPerThread);
+    select_unwinder(Unwinder::LibunwindGlobal);
     {
         Pipeline pipeline;
         pipeline.start(::open("/dev/null", O_WRONLY | O_CLOEXEC), gprof::testing::test_header(), Pipeline::Options{});

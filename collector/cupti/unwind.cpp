@@ -44,15 +44,20 @@ const Libunwind& libunwind() {
     return lib;
 }
 
+// Whether select_unwinder set a caching policy (the benchmark does); until then libunwind keeps its default.
+bool& policy_changed() {
+    static bool changed = false;
+    return changed;
+}
+
 constexpr auto kUnchosen = static_cast<Unwinder>(0xFF);
 std::atomic<Unwinder> g_choice{kUnchosen};
 std::once_flag g_default_once;
 
 void choose_default() {
     if (g_choice.load(std::memory_order_acquire) != kUnchosen) return;  // select_unwinder was called first
-    // libunwind with a per-thread cache where it can be had; glibc's backtrace() otherwise.
-    if (!select_unwinder(Unwinder::LibunwindPerThread) && !select_unwinder(Unwinder::LibunwindGlobal))
-        select_unwinder(Unwinder::Glibc);
+    // libunwind as the process has it (its policy untouched: see unwind.h); glibc's backtrace() otherwise.
+    if (!select_unwinder(Unwinder::LibunwindGlobal)) select_unwinder(Unwinder::Glibc);
 }
 
 void ensure_chosen() {
@@ -77,10 +82,13 @@ bool select_unwinder(Unwinder which) {
         case Unwinder::LibunwindNoCache: policy = kUnwCacheNone; break;
     }
     if (!l.backtrace) return false;
-    if (!l.set_caching_policy || !l.local_addr_space) {
-        if (which != Unwinder::LibunwindGlobal) return false;  // libunwind's default is the global cache
-    } else if (l.set_caching_policy(l.local_addr_space, policy) != 0) {
+    if (which == Unwinder::LibunwindGlobal && !policy_changed()) {
+        // libunwind's default: nothing to set (and nothing the program could notice).
+    } else if (!l.set_caching_policy || !l.local_addr_space ||
+               l.set_caching_policy(l.local_addr_space, policy) != 0) {
         return false;
+    } else {
+        policy_changed() = true;
     }
     g_choice.store(which, std::memory_order_release);
     return true;
@@ -90,7 +98,7 @@ const char* unwinder_name() {
     ensure_chosen();
     switch (g_choice.load(std::memory_order_acquire)) {
         case Unwinder::LibunwindPerThread: return "libunwind (per-thread cache)";
-        case Unwinder::LibunwindGlobal: return "libunwind (global cache)";
+        case Unwinder::LibunwindGlobal: return "libunwind";
         case Unwinder::LibunwindNoCache: return "libunwind (no cache)";
         default: return "glibc backtrace";
     }
