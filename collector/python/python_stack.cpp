@@ -144,6 +144,9 @@ void after_fork_child() {
     state().mutex.unlock();
     state().owner = {};
     state().generation.fetch_add(1, std::memory_order_release);
+    State& s = state();  // the child's trace counts its own calls
+    for (auto* c : {&s.captured, &s.no_python, &s.truncated, &s.frames_full, &s.stacks_full})
+        c->store(0, std::memory_order_relaxed);
 }
 
 // Per thread: the last stack it captured, as read (code, file, name, offset per frame) and its id. A training

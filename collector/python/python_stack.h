@@ -26,6 +26,7 @@ inline constexpr uint32_t kMaxPyFrames = 1u << 14;       // distinct (code objec
 inline constexpr uint32_t kMaxPyStacks = 1u << 14;       // distinct stacks
 inline constexpr uint32_t kMaxPyStackFrameIds = 1u << 18;  // frame ids over all distinct stacks
 
+// Counts of this process (a forked child starts from 0); py_frames and py_stacks: of the current trace.
 struct PythonStackCounts {
     uint64_t captured = 0;          // calls that returned a stack id
     uint64_t no_python = 0;         // calls on a thread without Python frames (or no supported Python)
