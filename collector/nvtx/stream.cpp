@@ -13,6 +13,9 @@
 namespace gprof::collector::nvtx {
 
 std::atomic<size_t> g_bytes_in_flight{0};
+static std::atomic<size_t> g_bytes_cap{kMaxBytesInFlight};
+
+void set_bytes_in_flight_cap(size_t bytes) noexcept { g_bytes_cap.store(bytes, std::memory_order_relaxed); }
 
 namespace {
 
@@ -45,7 +48,7 @@ std::atomic<uint64_t> g_blocks_fresh{0}, g_blocks_reused{0}, g_blocks_refused{0}
 
 Block* new_block() noexcept {
     size_t now = g_bytes_in_flight.fetch_add(sizeof(Block), std::memory_order_relaxed) + sizeof(Block);
-    if (now > kMaxBytesInFlight) {
+    if (now > g_bytes_cap.load(std::memory_order_relaxed)) {
         g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
         g_blocks_refused.fetch_add(1, std::memory_order_relaxed);
         return nullptr;

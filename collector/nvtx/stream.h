@@ -109,6 +109,9 @@ template <class Fn> void consume(ThreadStream* s, Fn&& fn);
 // Bytes currently held in blocks across all threads (for the cap) and the cap itself.
 extern std::atomic<size_t> g_bytes_in_flight;
 inline constexpr size_t kMaxBytesInFlight = size_t(512) << 20;
+// The cap in force (kMaxBytesInFlight unless changed): tests lower it to see the cap hold and the drops counted
+// without filling 512 MiB. Read once per new block.
+void set_bytes_in_flight_cap(size_t bytes) noexcept;
 // Past this many bytes in flight a thread that links a new block nudges the writer (Pipeline::nudge).
 inline constexpr size_t kNudgeBytes = size_t(2) << 20;
 

@@ -16,6 +16,8 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/process_info.h"
+#include "nvtx/recorder.h"
+#include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
 #include "trace_fixture.h"
 
@@ -555,4 +557,75 @@ TEST_CASE("capture window: delay and duration edges; ranges are looked for only 
         c.delay_sec = 0;
         CHECK(CaptureWindow::options_for(c, 1'000'000'000).close_at == 1'500'000'000);
     }
+}
+
+// ---- the NVTX streams' memory cap ----
+
+TEST_CASE("nvtx streams: the cap on unread events holds, and every event it refuses is counted in the trace") {
+    // A producer the writer does not read: past the cap (lowered here from 512 MiB to 8 blocks: the same check,
+    // once per block) every event is dropped and counted, the memory stays at the cap, and the drain says how many.
+    clock::init();
+    const size_t cap = 8 * sizeof(nvtx::Block);
+    nvtx::set_bytes_in_flight_cap(cap);
+    const size_t held_before = nvtx::stream_memory().bytes_in_flight;  // other streams of this process, if any
+    const uint64_t refused_before = nvtx::stream_memory().blocks_refused;
+    const long pairs = 200000;  // 8 MB of events: four times the cap
+    long written_events = 0, complete_pairs = 0, open_pairs = 0;
+    uint64_t dropped = 0;
+    size_t most_held = 0;
+    std::thread producer([&] {
+        nvtx::ThreadStream* s = nvtx::attach_thread();
+        REQUIRE(s);
+        auto event = [&](nvtx::EventType type, uint64_t ts) {
+            size_t size = sizeof(nvtx::EventHeader) + (type == nvtx::EventType::Push ? 8 : 0);
+            uint8_t* p = nvtx::reserve(s, size);
+            if (!p) return false;
+            auto* h = reinterpret_cast<nvtx::EventHeader*>(p);
+            *h = nvtx::EventHeader{type, 0, uint16_t(type == nvtx::EventType::Push ? 4 : 0), 0, ts};
+            if (type == nvtx::EventType::Push) std::memcpy(p + sizeof *h, "step\0\0\0\0", 8);
+            nvtx::commit(s, size);
+            return true;
+        };
+        for (long i = 0; i < pairs; ++i) {
+            bool pushed = event(nvtx::EventType::Push, 1000 + 100 * uint64_t(i));
+            bool popped = event(nvtx::EventType::Pop, 1050 + 100 * uint64_t(i));
+            written_events += pushed + popped;
+            complete_pairs += pushed && popped;
+            open_pairs += pushed && !popped;
+            most_held = std::max(most_held, nvtx::stream_memory().bytes_in_flight);
+        }
+        dropped = s->dropped.load();
+    });
+    producer.join();
+    CHECK(most_held <= std::max(cap, held_before));
+    CHECK(nvtx::stream_memory().blocks_refused > refused_before);
+    CHECK(dropped > 0);
+    CHECK(uint64_t(written_events) + dropped == uint64_t(2 * pairs));
+    CHECK(complete_pairs > 0);
+    CHECK(complete_pairs < pairs / 2);
+
+    TempDir dir;
+    std::string path = dir.file("nvtx-cap.gprof");
+    {
+        tr::TraceWriter writer;
+        REQUIRE(writer.open(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600),
+                            test_header()));
+        nvtx::Recorder recorder(nvtx::Recorder::Options{});
+        recorder.drain(writer, true);
+        writer.finish(1);
+    }
+    nvtx::set_bytes_in_flight_cap(nvtx::kMaxBytesInFlight);
+    gprof::trace::TraceReader reader(path);
+    uint64_t queue_drops = 0, ranges = 0, never_ended = 0;
+    for (auto& r : read_all_records(reader)) {
+        if (r.kind == tr::RecordKind::Dropped && r.dropped.source == tr::DropSource::CollectorQueue)
+            queue_drops += r.dropped.count;
+        if (r.kind == tr::RecordKind::Nvtx && reader.string(r.nvtx.name) == "step") {
+            if (r.nvtx.end != 0) ++ranges;
+            else ++never_ended;
+        }
+    }
+    CHECK(queue_drops == dropped);
+    CHECK(ranges == uint64_t(complete_pairs));
+    CHECK(never_ended == uint64_t(open_pairs));
 }
