@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
     std::printf("nvtx_real_process: %d threads, %d runs per case, alternating bare / collector (%s)\n", threads, runs,
                 lib.c_str());
     for (long pairs : cases) {
-        std::vector<double> wall[2], app[2], total[2], faults[2];
+        std::vector<double> wall[2], app[2], total[2], rest[2], faults[2];
         for (int run = 0; run < runs; ++run) {
             for (int k = 0; k < 2; ++k) {
                 bool attached = (run + k) % 2 == 1;
@@ -203,6 +203,7 @@ int main(int argc, char** argv) {
                 wall[attached].push_back(field(r.line, "ns_per_pair_wall"));
                 app[attached].push_back(field(r.line, "ns_per_pair_app_cpu"));
                 total[attached].push_back(r.total_cpu_ns / total_pairs);
+                rest[attached].push_back(r.total_cpu_ns / total_pairs - app[attached].back());
                 faults[attached].push_back(static_cast<double>(r.faults));
             }
         }
@@ -211,6 +212,7 @@ int main(int argc, char** argv) {
             print_figure("loop wall per thread", wall[attached]);
             print_figure("app threads CPU", app[attached]);
             print_figure("whole process CPU (incl. writer)", total[attached]);
+            print_figure("process minus app threads (writer)", rest[attached]);  // + start-up and exit
             print_figure("page faults (count)", faults[attached]);
         }
     }
