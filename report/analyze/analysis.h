@@ -73,6 +73,14 @@ struct IdleGap {
     std::vector<ThreadActivity> threads;  // busiest first; threads idle in the whole gap are left out
 };
 
+// A program line behind a finding (model/call_sites.h): its API calls' count and time there.
+struct FindingSite {
+    std::string site;      // the user's frame: "train.py:12", "/src/app.cu:42"
+    std::string function;
+    size_t count = 0;
+    int64_t time_ns = 0;
+};
+
 struct Finding {
     std::string rule;        // stable id: "pageable_memcpy", "small_copies", ...
     std::string title;       // one line
@@ -82,7 +90,10 @@ struct Finding {
     std::string fix;         // the suggested fix
     int64_t time_ns = 0;     // time involved (for ranking)
     int64_t first = 0, last = 0;  // run-axis span of the occurrences, for the timeline
+    std::vector<FindingSite> sites;  // where in the program, most time first (at most kFindingSites); empty
+                                     // when the trace has no call sites
 };
+inline constexpr size_t kFindingSites = 3;
 
 enum class Verdict { GpuBound, CpuLaunchBound, IoBound, SyncBound, Balanced, NoGpuWork };
 const char* verdict_id(Verdict v);     // "gpu_bound", "cpu_launch_bound", "io_bound", "sync_bound", ...

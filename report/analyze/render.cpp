@@ -36,6 +36,24 @@ std::string activity_text(const ThreadActivity& a) {
 // A markdown cell must not break the table.
 std::string md(const std::string& s) { return markdown_cell(s); }
 
+// "app.cu:42 train_step() x12 (3.1 ms); ...": the program lines behind a finding, heaviest first.
+std::string sites_text(const Finding& f) {
+    std::string s;
+    for (const FindingSite& site : f.sites) {
+        s += (s.empty() ? "" : "; ") + site.site;
+        if (!site.function.empty()) s += " " + site.function;
+        s += " x" + std::to_string(site.count) + " (" + t(site.time_ns) + ")";
+    }
+    return s;
+}
+
+nlohmann::json sites_json(const Finding& f) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const FindingSite& site : f.sites)
+        a.push_back({{"site", site.site}, {"function", site.function}, {"count", site.count}, {"time_ns", site.time_ns}});
+    return a;
+}
+
 }  // namespace
 
 void render_analysis_table(const AnalysisResult& a, std::ostream& out) {
@@ -66,7 +84,9 @@ void render_analysis_table(const AnalysisResult& a, std::ostream& out) {
     out << "\nFindings:\n";
     if (a.findings.empty()) out << "  (none)\n";
     for (const Finding& f : a.findings) {
-        out << "  [" << f.rule << "] " << f.title << "\n      " << f.evidence << "\n      fix: " << f.fix << "\n";
+        out << "  [" << f.rule << "] " << f.title << "\n      " << f.evidence << "\n";
+        if (!f.sites.empty()) out << "      at: " << printable_line(sites_text(f)) << "\n";
+        out << "      fix: " << f.fix << "\n";
     }
 
     const StepView& s = a.steps;
@@ -118,7 +138,8 @@ void render_analysis_markdown(const AnalysisResult& a, std::ostream& out) {
     if (!a.findings.empty()) {
         out << "\n### Findings\n\n| Rule | Evidence | Suggested fix |\n|---|---|---|\n";
         for (const Finding& f : a.findings)
-            out << "| `" << f.rule << "` " << md(f.title) << " | " << md(f.evidence) << " | " << md(f.fix) << " |\n";
+            out << "| `" << f.rule << "` " << md(f.title) << " | " << md(f.evidence)
+                << (f.sites.empty() ? std::string() : "<br>at: " + md(sites_text(f))) << " | " << md(f.fix) << " |\n";
     }
     const StepView& s = a.steps;
     if (!s.steps.empty()) {
@@ -173,7 +194,7 @@ nlohmann::json analysis_to_json(const AnalysisResult& a) {
     for (const auto& f : a.findings)
         j["findings"].push_back({{"rule", f.rule}, {"title", f.title}, {"value", f.value}, {"unit", f.unit},
                                  {"evidence", f.evidence}, {"fix", f.fix}, {"time_ns", f.time_ns},
-                                 {"first_ns", f.first}, {"last_ns", f.last}});
+                                 {"first_ns", f.first}, {"last_ns", f.last}, {"call_sites", sites_json(f)}});
     const StepView& s = a.steps;
     json steps = {{"source", s.source}, {"pattern", s.pattern}, {"count", s.steps.size()}};
     if (!s.steps.empty()) {
@@ -218,6 +239,7 @@ void print_analysis_section(const AnalysisResult& a, std::ostream& out) {
             break;
         }
         out << "  [" << f.rule << "] " << f.evidence << "\n";
+        if (!f.sites.empty()) out << "      at " << printable_line(sites_text(f)) << "\n";
     }
     if (!a.steps.steps.empty())
         out << "  steps: " << a.steps.steps.size() << ", median " << t(a.steps.median) << ", p90 " << t(a.steps.p90) << "\n";
@@ -240,7 +262,9 @@ std::vector<AnalysisSlice> analysis_timeline_slices(const AnalysisResult& a) {
             start = a.window.start;
             dur = a.window.length();
         }
-        out.push_back({"finding: " + f.rule, start, dur, f.title, {{"evidence", f.evidence}, {"fix", f.fix}}});
+        nlohmann::json args = {{"evidence", f.evidence}, {"fix", f.fix}};
+        if (!f.sites.empty()) args["call sites"] = sites_text(f);
+        out.push_back({"finding: " + f.rule, start, dur, f.title, std::move(args)});
     }
     for (size_t i = 0; i < a.steps.steps.size(); ++i) {
         const Step& s = a.steps.steps[i];

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/util.h"
+#include "model/call_sites.h"
 #include "model/stats.h"
 #include "output/table.h"
 #include "gprof/trace/names.h"
@@ -493,17 +495,60 @@ void add_finding(std::vector<Finding>& out, Finding f, const Span& span) {
     out.push_back(std::move(f));
 }
 
+// The call sites of API calls (model/call_sites.h), per process, made when a finding first asks; nullptr for a
+// call without one (a trace recorded without --backtrace/--cudabacktrace has none).
+class SiteLookup {
+public:
+    explicit SiteLookup(const Run& run) : run_(run), sites_(run.processes.size()) {}
+    const ResolvedStack* of(size_t process, uint32_t correlation) {
+        const ProcessTrace& p = run_.processes[process];
+        if (p.backtraces.empty() || !correlation) return nullptr;
+        auto& s = sites_[process];
+        if (!s) s = std::make_unique<CallSites>(p);
+        const ResolvedStack* r = s->of_correlation(correlation);
+        return r && !r->frames.empty() ? r : nullptr;
+    }
+
+private:
+    const Run& run_;
+    std::vector<std::unique_ptr<CallSites>> sites_;
+};
+
+// A finding's occurrences per call site; top() the heaviest kFindingSites.
+struct SiteTally {
+    std::map<std::pair<std::string, std::string>, FindingSite> by_site;
+    void add(const ResolvedStack* r, int64_t ns) {
+        if (!r) return;
+        FindingSite& f = by_site[{r->site, r->function}];
+        f.site = r->site;
+        f.function = r->function;
+        ++f.count;
+        f.time_ns += ns;
+    }
+    std::vector<FindingSite> top() const {
+        std::vector<FindingSite> v;
+        for (const auto& [k, f] : by_site) v.push_back(f);
+        std::stable_sort(v.begin(), v.end(), [](const FindingSite& a, const FindingSite& b) {
+            return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.count > b.count;
+        });
+        if (v.size() > kFindingSites) v.resize(kFindingSites);
+        return v;
+    }
+};
+
 // What the copies of the run add up to, per kind the copy rules look at.
 struct CopyTally {
     size_t pageable = 0, small = 0, sync = 0, copies = 0;
     int64_t pageable_ns = 0, small_ns = 0, sync_ns = 0;
     uint64_t pageable_bytes = 0, small_bytes = 0;
     Span pageable_span, small_span, sync_span;
+    SiteTally pageable_sites, sync_sites;
 };
 
-CopyTally tally_copies(const Context& c) {
+CopyTally tally_copies(const Context& c, SiteLookup& sites) {
     CopyTally n;
-    for (const ProcessTrace& proc : c.run.processes)
+    for (size_t pi = 0; pi < c.run.processes.size(); ++pi) {
+        const ProcessTrace& proc = c.run.processes[pi];
         for (const trace::Memcpy& m : proc.memcpys) {
             if (!timed(m.start, m.end)) continue;
             int64_t s = proc.to_run_ns(m.start), e = proc.to_run_ns(m.end), d = e - s;
@@ -514,6 +559,7 @@ CopyTally tally_copies(const Context& c) {
                 n.pageable_ns += d;
                 n.pageable_bytes += m.bytes;
                 n.pageable_span.add(s, e);
+                n.pageable_sites.add(sites.of(pi, m.correlation), d);
             }
             if (m.bytes < kSmallCopyBytes) {
                 ++n.small;
@@ -525,14 +571,16 @@ CopyTally tally_copies(const Context& c) {
                 ++n.sync;
                 n.sync_ns += d;
                 n.sync_span.add(s, e);
+                n.sync_sites.add(sites.of(pi, m.correlation), d);
             }
         }
+    }
     return n;
 }
 
 // Copies from pageable host memory, many small copies, synchronous copies: each when it is frequent or costly.
-void copy_findings(const Context& c, double window, std::vector<Finding>& out) {
-    const CopyTally n = tally_copies(c);
+void copy_findings(const Context& c, double window, SiteLookup& sites, std::vector<Finding>& out) {
+    const CopyTally n = tally_copies(c, sites);
     if (n.pageable && (n.pageable >= kMinOccurrences || static_cast<double>(n.pageable_ns) >= kMinShareOfWindow * window)) {
         add_finding(out, {"pageable_memcpy", "H<->D copies from pageable host memory", static_cast<double>(n.pageable),
                           "count",
@@ -542,7 +590,7 @@ void copy_findings(const Context& c, double window, std::vector<Finding>& out) {
                           "allocate the host buffers pinned (cudaMallocHost / cudaHostAlloc, or pin_memory=True in "
                           "a PyTorch DataLoader): pageable copies are staged through a driver buffer and cannot "
                           "overlap with kernels",
-                          n.pageable_ns, 0, 0},
+                          n.pageable_ns, 0, 0, n.pageable_sites.top()},
                     n.pageable_span);
     }
     if (n.small >= kSmallCopyCount) {
@@ -563,7 +611,7 @@ void copy_findings(const Context& c, double window, std::vector<Finding>& out) {
                               t(static_cast<double>(n.sync_ns)) + " of copy time; the host waits for each",
                           "use cudaMemcpyAsync on a non-default stream with pinned host memory, and synchronise "
                           "once where the result is needed",
-                          n.sync_ns, 0, 0},
+                          n.sync_ns, 0, 0, n.sync_sites.top()},
                     n.sync_span);
     }
 }
@@ -642,11 +690,12 @@ void single_busy_stream_findings(const Context& c, const std::vector<DeviceUtili
 }
 
 // Allocation and implicit synchronisation in the steady-state loop.
-void steady_state_call_findings(const Context& c, const StepSet& steps, std::vector<Finding>& out) {
+void steady_state_call_findings(const Context& c, const StepSet& steps, SiteLookup& sites, std::vector<Finding>& out) {
     std::vector<Interval> steady = steady_state(c, steps);
     size_t alloc = 0, implicit = 0;
     int64_t alloc_ns = 0, implicit_ns = 0;
     Span alloc_span, implicit_span;
+    SiteTally alloc_sites, implicit_sites;
     std::map<std::string, size_t> implicit_names;
     for (const auto& [key, h] : c.threads) {
         const ProcessTrace& proc = c.run.processes[key.process];
@@ -659,11 +708,13 @@ void steady_state_call_findings(const Context& c, const StepSet& steps, std::vec
                 ++alloc;
                 alloc_ns += i.length();
                 alloc_span.add(i.start, i.end);
+                alloc_sites.add(sites.of(key.process, a->correlation), i.length());
             }
             if (f & kImplicitSyncName) {
                 ++implicit;
                 implicit_ns += i.length();
                 implicit_span.add(i.start, i.end);
+                implicit_sites.add(sites.of(key.process, a->correlation), i.length());
                 ++implicit_names[std::string(name)];
             }
         }
@@ -676,7 +727,7 @@ void steady_state_call_findings(const Context& c, const StepSet& steps, std::vec
                               t(static_cast<double>(alloc_ns)) + " of host time",
                           "allocate once before the loop and reuse the buffers (or use a caching allocator / "
                           "cudaMallocAsync with a memory pool); cudaFree synchronises the device",
-                          alloc_ns, 0, 0},
+                          alloc_ns, 0, 0, alloc_sites.top()},
                     alloc_span);
     }
     if (implicit > 0) {
@@ -688,7 +739,7 @@ void steady_state_call_findings(const Context& c, const StepSet& steps, std::vec
                               t(static_cast<double>(implicit_ns)) + " of host time",
                           "move these calls out of the loop, or use their asynchronous forms (cudaMemsetAsync, "
                           "cudaFreeAsync) on a stream",
-                          implicit_ns, 0, 0},
+                          implicit_ns, 0, 0, implicit_sites.top()},
                     implicit_span);
     }
 }
@@ -726,10 +777,11 @@ void rank_findings(std::vector<Finding>& out) {
 std::vector<Finding> findings(const Context& c, const StepSet& steps, const std::vector<DeviceUtilisation>& devs) {
     std::vector<Finding> out;
     const double window = static_cast<double>(std::max<int64_t>(c.window.length(), 1));
-    copy_findings(c, window, out);
+    SiteLookup sites(c.run);
+    copy_findings(c, window, sites, out);
     tiny_grid_finding(c, out);
     single_busy_stream_findings(c, devs, out);
-    steady_state_call_findings(c, steps, out);
+    steady_state_call_findings(c, steps, sites, out);
     dropped_records_finding(c, out);
     rank_findings(out);
     return out;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/symbolize.h"
 #include "output/output_file.h"
 #include "output/progress.h"
 #include "reports/reports.h"
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
     app.add_flag("--ignore-damage", ignore_damage,
                  "Exit 0 even when a trace is cut, corrupt or unreadable (the report shows what was intact)");
     filters.add_to(&app);
+    // Where separate debug files are looked for when stacks are symbolised (model/symbolize.h); before a subcommand.
+    std::vector<std::string> debug_dirs;
+    app.add_option("--debug-file-directory", debug_dirs,
+                   "Look for separate debug files (DIR/.build-id/xx/rest.debug, debuglink) under DIR instead of "
+                   "/usr/lib/debug, like gdb's debug-file-directory (repeatable; give it before a subcommand)");
 
     // timeline subcommand.
     auto* tl = app.add_subcommand("timeline", "Timeline of a run: Chrome Trace Event JSON or Perfetto protobuf "
@@ -165,6 +171,7 @@ int main(int argc, char** argv) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 2;
     }
+    if (!debug_dirs.empty()) set_debug_file_directories(debug_dirs);
 
     try {
         if (tl->parsed()) {

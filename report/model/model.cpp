@@ -237,6 +237,12 @@ std::vector<GpuOpRef> ProcessTrace::gpu_ops_for_correlation(uint32_t correlation
     return out;
 }
 
+const std::vector<uint64_t>& ProcessTrace::stack_frames(uint32_t stack) const {
+    static const std::vector<uint64_t> none;
+    auto it = stack ? stacks.find(stack) : stacks.end();
+    return it == stacks.end() ? none : it->second;
+}
+
 const BacktraceFrames* ProcessTrace::backtrace_for_correlation(uint32_t correlation) const {
     auto it = std::lower_bound(bt_by_corr_.begin(), bt_by_corr_.end(), correlation,
                                [](const auto& p, uint32_t c) { return p.first < c; });
@@ -405,6 +411,7 @@ namespace {
 struct StoreRecord {
     ProcessTrace& p;
     const LoadOptions& options;
+    std::map<std::vector<uint64_t>, uint32_t>& legacy_stack_ids;  // Backtrace frame lists interned (<= 1.3)
 
     void operator()(const Thread& r) { p.threads.push_back(r); }
     void operator()(const Device& r) { p.devices.push_back(r); }
@@ -426,8 +433,14 @@ struct StoreRecord {
         bt.tid = r.tid;
         bt.correlation = r.correlation;
         uint32_t n = std::min(r.frame_count, kMaxBacktraceFrames);
-        bt.frames.assign(r.frames, r.frames + n);
-        p.backtraces.push_back(std::move(bt));
+        std::vector<uint64_t> frames(r.frames, r.frames + n);
+        auto [it, fresh] = legacy_stack_ids.emplace(std::move(frames), 0);
+        if (fresh) {
+            it->second = kLegacyStackIdBase - static_cast<uint32_t>(legacy_stack_ids.size() - 1);
+            p.stacks[it->second] = it->first;
+        }
+        bt.stack = it->second;
+        p.backtraces.push_back(bt);
     }
     void operator()(const Stack& r) {
         if (!options.keep_backtraces) return;
@@ -449,9 +462,9 @@ struct StoreRecord {
         BacktraceFrames bt;
         bt.tid = r.tid;
         bt.correlation = r.correlation;
-        if (auto it = p.stacks.find(r.stack); r.stack && it != p.stacks.end()) bt.frames = it->second;
-        if (r.py_stack && p.py_stacks.count(r.py_stack)) bt.py_stack = r.py_stack;
-        p.backtraces.push_back(std::move(bt));
+        bt.stack = r.stack;  // resolved when read: a Stack may follow its first CallSite
+        bt.py_stack = r.py_stack;
+        p.backtraces.push_back(bt);
     }
     void operator()(const Module& r) { p.modules.push_back(r); }
     void operator()(const GraphLaunch& r) { p.graph_launches.push_back(r); }
@@ -469,6 +482,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     run.traces = expand_inputs(inputs);
     uint64_t total_before = 0;
     ProcessTrace* cur = nullptr;
+    std::map<std::vector<uint64_t>, uint32_t> legacy_stack_ids;
     StreamCallbacks cb;
     cb.begin = [&](const StreamContext& ctx) {
         run.processes.emplace_back();
@@ -479,11 +493,12 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         cur->run_base_realtime_ns = ctx.run_base_realtime_ns;
         run.base_realtime_ns = ctx.run_base_realtime_ns;
         total_before = 0;
+        legacy_stack_ids.clear();
     };
     cb.record = [&](const StreamContext&, const Record& r) {
         ProcessTrace& p = *cur;
         ++total_before;
-        trace::visit(r, StoreRecord{p, options});
+        trace::visit(r, StoreRecord{p, options, legacy_stack_ids});
     };
     cb.end = [&](const StreamContext& ctx) {
         ProcessTrace& p = *cur;

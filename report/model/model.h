@@ -105,14 +105,16 @@ struct GpuOpRef {
     uint32_t index;
 };
 
-// The stacks of one API call: a Backtrace record (format <= 1.3), or a CallSite (1.4) with its interned Stack's
-// frames copied out.
+// The stacks of one API call: a CallSite record (1.4), or a Backtrace (format <= 1.3) whose frames the loader
+// interned as a stack of its own (ids from kLegacyStackIdBase down), so every consumer reads stacks by id and
+// symbolises each distinct stack once (model/call_sites.h).
 struct BacktraceFrames {
     uint64_t tid = 0;
     uint32_t correlation = 0;
-    std::vector<uint64_t> frames;  // return addresses, innermost first
-    uint32_t py_stack = 0;         // CallSite.py_stack: a key of ProcessTrace::py_stacks; 0 none
+    uint32_t stack = 0;     // a key of ProcessTrace::stacks; 0 none (or a stack the trace never defined)
+    uint32_t py_stack = 0;  // CallSite.py_stack: a key of ProcessTrace::py_stacks; 0 none
 };
+inline constexpr uint32_t kLegacyStackIdBase = 0xFFFFFFFFu;
 
 // A Python call stack (PyStack record): PyFrame ids, innermost first.
 using PyStackFrames = std::vector<uint32_t>;
@@ -183,6 +185,8 @@ struct ProcessTrace {
     const trace::ApiCall* api_for_correlation(uint32_t correlation) const;
     std::vector<GpuOpRef> gpu_ops_for_correlation(uint32_t correlation) const;
     const BacktraceFrames* backtrace_for_correlation(uint32_t correlation) const;
+    // A stack's return addresses, innermost first (empty for 0 or an id the trace never defined).
+    const std::vector<uint64_t>& stack_frames(uint32_t stack) const;
 
     // Built by the loader; call after changing the record vectors yourself.
     void build_indexes();

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "gprof/trace/names.h"
-#include "model/symbolize.h"
+#include "model/call_sites.h"
 #include "reports/reports.h"
 
 namespace gprof::report {
@@ -41,20 +41,12 @@ json run_time_json(Timestamp ts, int64_t offset) {
     return static_cast<int64_t>(ts) + offset;
 }
 
-// The program's frames of an allocation's backtrace: CUPTI's and the driver's own frames (the innermost ones,
-// inside libcupti / libcuda) and the collector's say nothing about the program and are left out.
-std::string call_site(const ProcessTrace& p, const BacktraceFrames& bt, std::unique_ptr<Symbolizer>& sym) {
-    if (!sym) sym = std::make_unique<Symbolizer>(p);
+// The program's frames of an allocation's call site (model/call_sites.h: CUDA's own frames are left out), the
+// first kCallSiteFrames of them.
+std::string call_site(const BacktraceFrames& bt, CallSites& sites) {
     std::string text;
-    size_t shown = 0;
-    for (uint64_t f : bt.frames) {
-        std::string frame = sym->frame(f);
-        if (frame.find("libcupti") != std::string::npos || frame.find("libcuda.so") != std::string::npos ||
-            frame.find("libgprof-collector") != std::string::npos)
-            continue;
-        text += (shown ? " <- " : "") + frame;
-        if (++shown == kCallSiteFrames) break;
-    }
+    const ResolvedStack& r = sites.of(bt);
+    for (size_t i = 0; i < r.frames.size() && i < kCallSiteFrames; ++i) text += (i ? " <- " : "") + r.frames[i].text();
     return text;
 }
 
@@ -137,7 +129,7 @@ Table live_table(const std::vector<ProcessLedger>& all, size_t max_rows) {
                  {"address", "Address", ColumnKind::Text},  {"api", "API Call", ColumnKind::Text},
                  {"tid", "Tid", ColumnKind::Count},         {"call_site", "Call Site", ColumnKind::Text}};
     auto rows = live_rows(all);
-    std::map<const ProcessTrace*, std::unique_ptr<Symbolizer>> symbolizers;
+    std::map<const ProcessTrace*, std::unique_ptr<CallSites>> sites;
     size_t shown = 0;
     for (const auto& r : rows) {
         if (max_rows && shown == max_rows) {
@@ -149,7 +141,11 @@ Table live_table(const std::vector<ProcessLedger>& all, size_t max_rows) {
         const ApiCall* api = m.correlation ? p.api_for_correlation(m.correlation) : nullptr;
         Cell site;
         if (const BacktraceFrames* bt = m.correlation ? p.backtrace_for_correlation(m.correlation) : nullptr)
-            site = call_site(p, *bt, symbolizers[&p]);
+            {
+                auto& cs = sites[&p];
+                if (!cs) cs = std::make_unique<CallSites>(p);
+                site = call_site(*bt, *cs);
+            }
         t.rows.push_back({p.pid(), int64_t(m.device), budget_key(memory_budget(m)), int64_t(m.bytes),
                           run_time(m.timestamp, r.ledger->offset), hex(m.address),
                           api ? Cell{std::string(p.str(api->name))} : Cell{},

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "model/names.h"
-#include "model/symbolize.h"
+#include "model/call_sites.h"
 #include "output/text.h"
 #include "gprof/trace/names.h"
 #include "gprof/version.h"
@@ -46,6 +46,7 @@ const ReportDef kReports[] = {
     {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", nullptr, nvtx_gpu_proj_sum},
     {"nvtx_kern_sum", "NVTX Range Kernel Summary", nullptr, nvtx_kern_sum},
     {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit", nullptr, memory_table},
+    {"cuda_callsite_sum", "CUDA Call Sites (by kernel time, sync time, memcpy bytes)", nullptr, cuda_callsite_sum},
 };
 
 // nsys's names from before its 2023 rename, still in many scripts: old name -> today's (which may be one of the
@@ -401,14 +402,14 @@ Table cuda_api_trace(const Run& run) {
                  {"backtrace", "Backtrace", ColumnKind::Text}};
     std::vector<TimedRow> rows;
     for (const auto& p : run.processes) {
-        std::unique_ptr<Symbolizer> sym;
+        std::unique_ptr<CallSites> sites;
         for (const auto& a : p.api_calls) {
             int64_t s = p.to_run_ns(a.start);
             Cell bt;
             if (const auto* b = p.backtrace_for_correlation(a.correlation)) {
-                if (!sym) sym = std::make_unique<Symbolizer>(p);
+                if (!sites) sites = std::make_unique<CallSites>(p);
                 std::string text;
-                for (size_t i = 0; i < b->frames.size(); ++i) text += (i ? " <- " : "") + sym->frame(b->frames[i]);
+                for (const auto& f : sites->of(*b).frames) text += (text.empty() ? "" : " <- ") + f.text();
                 bt = text;
             }
             rows.push_back({s, p.pid(), {s, static_cast<int64_t>(a.end > a.start ? a.end - a.start : 0),
@@ -834,7 +835,9 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         doc["time_unit"] = "ns";
         json reps = json::object();
         for (const auto& r : reports) {
-            json j = r == "memory" ? memory_report_json(run) : table_to_json(table_for(r));
+            json j = r == "memory"              ? memory_report_json(run)
+                     : r == "cuda_callsite_sum" ? callsite_report_json(run)
+                                                : table_to_json(table_for(r));
             if (r == "summary") {
                 j["header"] = summary_header_json(agg);
                 j["nvtx"] = nvtx_block_json(agg);
@@ -843,6 +846,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         }
         doc["reports"] = reps;
         if (!skipped.empty()) doc["skipped"] = skipped;
+        for (auto& w : take_symbol_warnings()) warnings.push_back(std::move(w));
         doc["warnings"] = warnings;
         out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
     } else {
@@ -883,6 +887,8 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             render_table(t, ro, out);
             first = false;
         }
+        // Modules the stacks could not be symbolised from: one line each (model/symbolize.h).
+        for (const auto& w : take_symbol_warnings()) err << "gprof-report: warning: " << w << '\n';
     }
     if (damaged && !options.ignore_damage) {
         err << "gprof-report: error: " << damaged << (damaged == 1 ? " trace was" : " traces were")

@@ -24,14 +24,14 @@ enum class ArgKey : uint8_t {
     Device, Context, Stream, Correlation, RegistersPerThread, SharedMemory, StaticSharedMemory, DynamicSharedMemory,
     BlocksPerSm, Grid, Block, GraphId, GraphNodeId, Bytes, Bandwidth, SrcMemoryKind, DstMemoryKind, PeerDevice,
     MemoryKind, Value, Event, Result, Cbid, Domain, Type, Note, NvtxCategory, Color, Payload, OverheadKind,
-    ObjectKind, ObjectId, Count
+    ObjectKind, ObjectId, CallSite, Stack, Count
 };
 inline constexpr std::string_view kArgKeyNames[] = {
     "device", "context", "stream", "correlation", "registers per thread", "shared memory", "static shared memory",
     "dynamic shared memory", "blocks per SM", "grid", "block", "graph id", "graph node id", "bytes",
     "memory bandwidth (GB/s)", "src memory kind", "dst memory kind", "peer device", "memory kind", "value", "event",
     "result", "cbid", "domain", "type", "note", "category", "color", "payload", "overhead kind", "object kind",
-    "object id"};
+    "object id", "call site", "stack"};
 static_assert(std::size(kArgKeyNames) == static_cast<size_t>(ArgKey::Count));
 inline std::string_view arg_name(ArgKey k) { return kArgKeyNames[static_cast<size_t>(k)]; }
 
@@ -79,14 +79,28 @@ template <class Sink, class Op> void transfer(Sink& sink, const Op& op) {
     if (dur > 0) sink.f3(ArgKey::Bandwidth, static_cast<double>(op.bytes) / static_cast<double>(dur));
 }
 
+template <class Sink> void record_args(const TimelineModel& m, const Slice& s, Sink& sink);
+
 }  // namespace detail
 
+// A slice's args: those of its record, then its call site (the user's frame) and stack (TimelineModel::stacks) when
+// its API call has one.
 template <class Sink> void visit_args(const TimelineModel& m, const Slice& s, Sink& sink) {
-    using namespace gprof::trace;
     if (s.source == SliceSource::Analysis) {
         sink.object(m.analysis_args[s.record]);
         return;
     }
+    detail::record_args(m, s, sink);
+    if (s.stack != kNone) {
+        sink.s(ArgKey::CallSite, m.stacks[s.stack].site);
+        sink.s(ArgKey::Stack, m.stacks[s.stack].text);
+    }
+}
+
+namespace detail {
+
+template <class Sink> void record_args(const TimelineModel& m, const Slice& s, Sink& sink) {
+    using namespace gprof::trace;
     const Group& g = m.group_of(s);
     const ProcessTrace& p = m.process_of(g);
     switch (s.source) {
@@ -170,5 +184,7 @@ template <class Sink> void visit_args(const TimelineModel& m, const Slice& s, Si
         case SliceSource::Capture: return;  // marks and captures carry no args (yet)
     }
 }
+
+}  // namespace detail
 
 }  // namespace gprof::report::timeline

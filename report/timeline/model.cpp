@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "analyze/analysis.h"
 #include "gprof/trace/names.h"
 #include "model/identity.h"
+#include "model/call_sites.h"
 #include "model/memory.h"
 #include "model/names.h"
 
@@ -189,6 +191,9 @@ public:
         thread_tracks_.clear();
         last_tid_tracks_.clear();
         index_correlations(p);
+        sites_.reset();
+        stack_ids_.clear();
+        if (!p.backtraces.empty()) sites_ = std::make_unique<CallSites>(p);
         cpu_slices(p, names);
         marks(p, names);
         overheads(p, names);
@@ -321,6 +326,24 @@ private:
         return it->second = add_track(std::move(t));
     }
 
+    // The call site of a correlation's API call, interned per distinct stack of this process; kNone without one.
+    uint32_t stack_of(uint32_t correlation) {
+        if (!sites_ || !correlation) return kNone;
+        const ResolvedStack* r = sites_->of_correlation(correlation);
+        if (!r || r->frames.empty()) return kNone;
+        auto [it, fresh] = stack_ids_.emplace(r, static_cast<uint32_t>(m_.stacks.size()));
+        if (fresh) {
+            StackText t;
+            t.site = r->site;
+            for (size_t i = 0; i < r->frames.size() && i < kTimelineStackFrames; ++i)
+                t.text += (i ? "\n" : "") + r->frames[i].text();
+            if (r->frames.size() > kTimelineStackFrames)
+                t.text += "\n... " + std::to_string(r->frames.size() - kTimelineStackFrames) + " more frames";
+            m_.stacks.push_back(std::move(t));
+        }
+        return it->second;
+    }
+
     uint32_t push_slice(uint32_t track, int64_t start, int64_t dur, uint32_t name, SliceSource source,
                         Category category, uint32_t record) {
         Slice s;
@@ -389,6 +412,7 @@ private:
         if (name.find("Synchronize") != std::string_view::npos) cat = Category::CudaSync;
         uint32_t s = push_slice(track, p.to_run_ns(a.start), static_cast<int64_t>(a.end - a.start), names.plain(a.name),
                                 SliceSource::Api, cat, i);
+        m_.slices[s].stack = stack_of(a.correlation);
         // A flow starts here only when a GPU op of this correlation exists.
         size_t slot = a.correlation ? corr_slots_.slot(a.correlation) : CorrelationSlots::kNoSlot;
         if (slot != CorrelationSlots::kNoSlot && has_op_[slot] && api_slice_[slot] == kNone) api_slice_[slot] = s;
@@ -604,8 +628,9 @@ private:
             }
             case SliceSource::Sync: {  // no flow: the API call is on the CPU row already
                 const auto& c = p.syncs[g.index];
-                push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
-                           names.intern(sync_type_name(c.type)), g.source, Category::CudaSync, g.index);
+                s = push_slice(track, p.to_run_ns(c.start), static_cast<int64_t>(c.end - c.start),
+                               names.intern(sync_type_name(c.type)), g.source, Category::CudaSync, g.index);
+                m_.slices[s].stack = stack_of(c.correlation);
                 return;
             }
             case SliceSource::GraphLaunch: {
@@ -620,6 +645,7 @@ private:
             }
             default: return;
         }
+        if (g.source != SliceSource::GraphLaunch) m_.slices[s].stack = stack_of(corr);
         // A flow per correlation, to its first GPU op; a graph launch's to each of its nodes (or to the launch's
         // own slice when that stands for them). Only with an API source.
         const ApiCall* api = corr ? p.api_for_correlation(corr) : nullptr;
@@ -681,6 +707,8 @@ private:
     }
 
     const Run& run_;
+    std::unique_ptr<CallSites> sites_;                          // this process's, when it has stacks
+    std::unordered_map<const ResolvedStack*, uint32_t> stack_ids_;  // -> TimelineModel::stacks
     TimelineModel& m_;
     NameTable names_;
     uint32_t process_group_ = 0;
@@ -723,6 +751,8 @@ TimelineModel build_timeline_model(const Run& run, const ModelOptions& options) 
         }
     }
     b.set_ranges();
+    // Modules the stacks could not be symbolised from: one line each (model/symbolize.h).
+    for (auto& w : take_symbol_warnings()) m.warnings.push_back(std::move(w));
     return m;
 }
 

@@ -112,7 +112,15 @@ struct Slice {
                                  // slice that starts several: the first, the others follow Flow::next_from)
     SliceSource source = SliceSource::Api;
     Category category = Category::CudaRuntime;
+    uint32_t stack = kNone;      // index into TimelineModel::stacks: the call site of its API call
 };
+
+// A call site as the timeline shows it (model/call_sites.h), interned: one per distinct stack of a process.
+struct StackText {
+    std::string site;  // the user's frame: "train.py:12", "/src/app.cu:42"
+    std::string text;  // at most kTimelineStackFrames frames, innermost first, one per line
+};
+inline constexpr size_t kTimelineStackFrames = 12;
 
 struct Flow {
     uint64_t id = 0;             // unique in the file: process index << 32 | correlation for a correlation's first
@@ -172,6 +180,7 @@ struct TimelineModel {
     std::vector<Instant> instants;   // by group
     std::vector<CounterSample> counters;  // by group, in time order per track
     std::vector<nlohmann::json> analysis_args;  // Analysis slices' args (objects), by Slice::record
+    std::vector<StackText> stacks;   // by Slice::stack
     ModelCounts counts;
     std::vector<std::string> warnings;  // e.g. "analysis track left out: ..."
 

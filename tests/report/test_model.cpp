@@ -38,7 +38,7 @@ TEST_CASE("model: loads every record kind with names and lookups", "[model]") {
     CHECK(p.gpu_ops_for_correlation(12345).empty());
     CHECK(p.api_for_correlation(999) == nullptr);
     REQUIRE(p.backtrace_for_correlation(10));
-    CHECK(p.backtrace_for_correlation(10)->frames.size() == 2);
+    CHECK(p.stack_frames(p.backtrace_for_correlation(10)->stack).size() == 2);
     CHECK(p.to_run_ns(kT0 + 1000) == 1000);
 }
 

@@ -1,0 +1,47 @@
+// The call site of an API call as a user reads it (issue 18): the stack from the program's own call into the CUDA
+// runtime or driver API outward. A Python thread's call shows its Python frames first (innermost first, from the
+// PyStack of its CallSite), then the native frames. Native frames are symbolised to file:line (model/symbolize.h);
+// the leading frames that belong to CUDA itself are dropped: the collector's, CUPTI's and the driver's modules
+// (a 1.4 collector drops those already; older traces hold them), libcudart.so, and a statically linked runtime
+// inside the program's own image, recognised by its symbols (cudart::, __cudart*, the cuda*/cu* API entry points and
+// nvcc's __device_stub_* launch stubs).
+//
+// Each distinct (stack, Python stack) pair is resolved once per CallSites; symbolisation is cached process-wide.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/model.h"
+#include "model/symbolize.h"
+
+namespace gprof::report {
+
+struct ResolvedStack {
+    std::vector<SourceFrame> frames;  // as shown: the user's frame first; at most kMaxShownFrames
+    std::string site;                 // frames[0].location(): what call-site reports group by; "" when empty
+    std::string function;             // frames[0].function
+};
+
+inline constexpr size_t kMaxShownFrames = 2 * trace::kMaxBacktraceFrames;
+
+// True for a native frame that is the CUDA runtime/driver/CUPTI/collector's own, not the program's.
+bool is_cuda_internal_frame(const SourceFrame& frame);
+
+class CallSites {
+public:
+    explicit CallSites(const ProcessTrace& process);
+    // The call site of the API call with this correlation id; nullptr when the trace has none for it.
+    const ResolvedStack* of_correlation(uint32_t correlation);
+    const ResolvedStack& of(const BacktraceFrames& bt);
+
+private:
+    const ProcessTrace& process_;
+    Symbolizer symbolizer_;
+    std::map<std::pair<uint32_t, uint32_t>, ResolvedStack> cache_;  // (stack, py_stack)
+};
+
+}  // namespace gprof::report
