@@ -15,6 +15,8 @@
 #include "every_output.h"
 #include "model/call_sites.h"
 #include "reports/reports.h"
+#include "timeline/args.h"
+#include "timeline/timeline.h"
 
 using namespace gprof::report;
 using namespace gprof::testing;
@@ -81,6 +83,8 @@ void write_app_trace(const std::string& file, const TraceOptions& o = {}) {
         m.correlation = 2;
         m.bytes = 4096;
         m.copy_kind = tr::MemcpyKind::HtoD;
+        m.src_kind = tr::MemoryKind::Pageable;
+        m.dst_kind = tr::MemoryKind::Device;
         m.start = kT0 + 12000;
         m.end = kT0 + 18000;
         w.add(m);
@@ -345,4 +349,76 @@ TEST_CASE("call sites: hostile stacks and modules give warnings, never a crash o
     CHECK(err.find("no debug info for zero", err.find("no debug info for zero") + 1) == std::string::npos);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(120));
     CHECK(symbol_cache_stats().modules_opened <= 8);
+}
+
+TEST_CASE("call sites: the timeline's API and GPU slices carry the call site and stack, in JSON and Perfetto", "[callsite][timeline]") {
+    TempDir dir;
+    write_app_trace(dir.file("a.gprof"));
+    Run run = load_run({dir.file("a.gprof")});
+    timeline::TimelineModel m = timeline::build_timeline_model(run);
+    const std::string& launch = app().expect.at("launch").first;
+    size_t api = 0, kernel = 0, copy = 0;
+    for (const auto& sl : m.slices) {
+        if (sl.stack == timeline::kNone) continue;
+        const auto& st = m.stacks.at(sl.stack);
+        if (sl.source == timeline::SliceSource::Api && m.name(sl.name) == "cudaLaunchKernel") {
+            ++api;
+            CHECK(st.site == launch);
+            // The stack: the inlined frame, the one it was inlined into, then main; one frame per line.
+            CHECK(st.text.rfind("launch_step at " + launch + " [inlined]\ntrain_step() at " +
+                                app().expect_inlined.at("launch").first, 0) == 0);
+        }
+        if (sl.source == timeline::SliceSource::Kernel) {
+            ++kernel;
+            CHECK(st.site == launch);
+        }
+        if (sl.source == timeline::SliceSource::Memcpy) {
+            ++copy;
+            CHECK(st.site == app().expect.at("copy").first);
+        }
+    }
+    CHECK(api == 1);
+    CHECK(kernel == 1);
+    CHECK(copy == 1);
+    CHECK(m.stacks.size() == 3);  // one per distinct stack, however many slices share it
+
+    std::string json_text, perfetto;
+    TimelineOptions to;
+    timeline_to_string(run, json_text, to);
+    auto doc = nlohmann::json::parse(json_text);
+    size_t with_site = 0;
+    for (const auto& e : doc["traceEvents"])
+        if (e.contains("args") && e["args"].contains("call site")) {
+            ++with_site;
+            CHECK(e["args"].contains("stack"));
+        }
+    CHECK(with_site == 5);  // the 3 API calls, the kernel and the copy
+    to.format = TimelineFormat::Perfetto;
+    timeline_to_string(run, perfetto, to);
+    CHECK(perfetto.find(launch) != std::string::npos);
+    CHECK(perfetto.find("call site") != std::string::npos);
+}
+
+TEST_CASE("call sites: a finding names the program line behind it", "[callsite][analyze]") {
+    TempDir dir;
+    write_app_trace(dir.file("a.gprof"));
+    Run run = load_run({dir.file("a.gprof")});
+    AnalysisResult a = analyze_run(run, {});
+    const Finding* pageable = nullptr;
+    for (const auto& f : a.findings)
+        if (f.rule == "pageable_memcpy") pageable = &f;
+    REQUIRE(pageable);
+    REQUIRE(pageable->sites.size() == 1);
+    CHECK(pageable->sites[0].site == app().expect.at("copy").first);
+    CHECK(pageable->sites[0].function == "train_step()");
+    CHECK(pageable->sites[0].count == 1);
+    CHECK(pageable->sites[0].time_ns == 6000);
+    std::ostringstream text;
+    render_analysis_table(a, text);
+    CHECK(text.str().find("at: " + app().expect.at("copy").first + " train_step() x1") != std::string::npos);
+    auto j = analysis_to_json(a);
+    bool found = false;
+    for (const auto& f : j["findings"])
+        if (f["rule"] == "pageable_memcpy") found = f["call_sites"][0]["site"] == app().expect.at("copy").first;
+    CHECK(found);
 }
