@@ -422,3 +422,58 @@ TEST_CASE("call sites: a finding names the program line behind it", "[callsite][
         if (f["rule"] == "pageable_memcpy") found = f["call_sites"][0]["site"] == app().expect.at("copy").first;
     CHECK(found);
 }
+
+// Not a check: the figures of docs/performance.md (symbolisation per distinct address; cuda_callsite_sum and the
+// timeline on 10^5 call sites). Run by hand: report_callsite_tests "[.measure]" -s
+TEST_CASE("call sites: measure", "[.measure]") {
+    TempDir dir;
+    std::string trace = dir.file("m.1.gprof");
+    const uint32_t kCalls = 100'000, kStacks = 1000;
+    const auto& launch = app().stacks.at("launch");
+    write_trace(trace, [&](tr::TraceWriter& w) {
+        w.add(tr::Thread{1, w.intern("main")});
+        w.add(module_record(w, app(), app().path));
+        for (uint32_t s = 1; s <= kStacks; ++s) {  // distinct stacks: the real frames plus a distinct address each
+            tr::Stack st;
+            st.id = s;
+            st.frame_count = static_cast<uint32_t>(launch.size());
+            std::copy(launch.begin(), launch.end(), st.frames);
+            st.frames[st.frame_count - 1] = app().base + (s * 7) % app().size;
+            w.add(st);
+        }
+        for (uint32_t i = 1; i <= kCalls; ++i) {
+            w.add(tr::CallSite{1, i, 1 + i % kStacks, 0});
+            api(w, i, "cudaLaunchKernel", 1000 + i * 100, 1050 + i * 100);
+            tr::Kernel k;
+            k.correlation = i;
+            k.stream = 7;
+            k.start = kT0 + 1060 + i * 100;
+            k.end = k.start + 30;
+            w.add(k);
+        }
+    });
+    clear_symbol_cache();
+    Run run = load_run({trace});
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        CallSites cs(run.processes[0]);
+        for (uint32_t s = 1; s <= kStacks; ++s) cs.of(BacktraceFrames{1, 0, s, 0});
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    auto st = symbol_cache_stats();
+    double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    WARN("symbolised " << st.addresses_resolved << " distinct addresses in " << us << " us: "
+                       << us / double(st.addresses_resolved) << " us per address (module opened " << st.modules_opened << "x)");
+    clear_symbol_cache();
+    auto t2 = std::chrono::steady_clock::now();
+    std::string csv = run_report(trace, "cuda_callsite_sum", OutputFormat::Csv);
+    auto t3 = std::chrono::steady_clock::now();
+    std::string tl;
+    timeline_to_string(run, tl, {});
+    auto t4 = std::chrono::steady_clock::now();
+    double report_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+    double timeline_ms = std::chrono::duration<double, std::milli>(t4 - t3).count();
+    WARN("cuda_callsite_sum on 1e5 call sites (load + report): " << report_ms << " ms; timeline JSON with stacks: "
+         << timeline_ms << " ms, " << tl.size() << " bytes");
+    CHECK(csv.find(app().expect.at("launch").first) != std::string::npos);
+}
