@@ -68,5 +68,5 @@ add_dependencies(test_cupti_e2e gprof-collector gprof_test_cupti_standin test_cu
 gprof_add_catch_test(test_call_sites_e2e SOURCES ${GPROF_CUPTI_TEST_DIR}/test_call_sites_e2e.cpp)
 target_compile_definitions(test_call_sites_e2e PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 target_include_directories(test_call_sites_e2e PRIVATE ${GPROF_CUPTI_TEST_DIR})
-add_dependencies(test_call_sites_e2e gprof-run gprof-collector gprof_test_cupti_standin test_cupti_standin_app
+add_dependencies(test_call_sites_e2e gprof-run gprof-report gprof-collector gprof_test_cupti_standin test_cupti_standin_app
   gprof_test_cuda_standin)

@@ -5,6 +5,7 @@
 // CUPTI or the driver (their ranges from the trace's Module records).
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -232,4 +233,38 @@ TEST_CASE("call sites: a bad --cudabacktrace exits 2 with one clear line, the ap
         CHECK(run.result.err.rfind("gprof-run: error: --cudabacktrace=", 0) == 0);
         CHECK_FALSE(std::filesystem::exists(run.dir.path() / "run"));
     }
+}
+
+// The whole way (issue 18): gprof-run --backtrace on the stand-in app, then gprof-report cuda_callsite_sum names the
+// source line of each site's call (read from the app's source here), with its kernels and copies.
+TEST_CASE("call sites: gprof-report names the file:line of the program's call", "[call-sites][e2e][report]") {
+    constexpr int kCalls = 5;
+    Run run({"--backtrace"}, "call-sites", kCalls);
+    REQUIRE(run.result.exit_code() == 0);
+    auto line_of = [](const std::string& text) {
+        std::ifstream src(std::string(GPROF_SOURCE_DIR) + "/tests/collector/cupti_standin/standin_app.cpp");
+        std::string l;
+        for (int n = 1; std::getline(src, l); ++n)
+            if (l.find(text) != std::string::npos) return n;
+        return 0;
+    };
+    int launch = line_of("SI(gprof_test_standin_launch_kernel)(\"_Z4sitev\", 7)");
+    int copy = line_of("SI(gprof_test_standin_memcpy)(1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD)");
+    REQUIRE(launch > 0);
+    REQUIRE(copy > 0);
+    RunResult r = run_program({std::string(GPROF_BINARY_DIR) + "/bin/gprof-report", "cuda_callsite_sum", "--format",
+                               "csv", (run.dir.path() / "run").string()},
+                              {}, run.dir.path().string());
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code() == 0);
+    auto row_with = [&](int line) {
+        std::string key = "standin_app.cpp:" + std::to_string(line) + ",";
+        size_t at = r.out.find(key);
+        if (at == std::string::npos) return std::string();
+        size_t begin = r.out.rfind('\n', at) + 1;
+        return r.out.substr(begin, r.out.find('\n', at) - begin);
+    };
+    std::string launch_row = row_with(launch), copy_row = row_with(copy);
+    CHECK(launch_row.find(",gprof_test_site_launch," + std::to_string(kCalls) + ",") != std::string::npos);
+    CHECK(copy_row.find(",gprof_test_site_memcpy," + std::to_string(kCalls) + ",") != std::string::npos);
 }
