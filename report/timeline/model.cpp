@@ -210,7 +210,9 @@ public:
         std::map<std::string, std::vector<uint32_t>> by_row;
         for (uint32_t i = 0; i < slices.size(); ++i) by_row[slices[i].track].push_back(i);
         uint32_t row = 0;
-        for (const auto& [row_name, idx] : by_row) {
+        for (const auto& row_entry : by_row) {  // not a structured binding: clang 14 (the fuzzer's) cannot capture one
+            const std::string& row_name = row_entry.first;
+            const std::vector<uint32_t>& idx = row_entry.second;
             std::vector<LaneItem> items;
             for (uint32_t k = 0; k < idx.size(); ++k) {
                 const auto& a = slices[idx[k]];

@@ -1,6 +1,6 @@
 // Every output gprof-report and gprof-run make from a run, made in-process from one trace: the summary and every
 // nsys-named report (table and JSON), the memory report, the timeline in both formats, analyze, diff against a
-// baseline, and gprof-run's end-of-run step. The hostile-trace tests and the structure-aware fuzzer run it on
+// baseline, the SQLite export, and gprof-run's end-of-run step. The hostile-trace tests and the structure-aware fuzzer run it on
 // crafted traces: it must return (any exception escaping it is a bug), in bounded time and memory.
 // A test helper: nothing here is installed.
 #pragma once
@@ -15,6 +15,7 @@
 #include "analyze/analysis.h"
 #include "diff/diff.h"
 #include "end_of_run/end_of_run.h"
+#include "export/sqlite.h"
 #include "model/model.h"
 #include "reports/reports.h"
 #include "timeline/timeline.h"
@@ -26,6 +27,7 @@ struct EveryOutput {
     int report_status = 0;
     size_t report_bytes = 0, json_bytes = 0, timeline_json_bytes = 0, timeline_perfetto_bytes = 0;
     size_t analysis_bytes = 0, diff_bytes = 0, end_of_run_bytes = 0;
+    uint64_t sqlite_rows = 0;
     // Outputs that stopped at a name that is not valid UTF-8 (nlohmann::json's type_error 316 on dump): issue #16
     // makes every JSON writer escape such names; until then it is the one exception tolerated here, each output
     // isolated so the others still run.
@@ -93,6 +95,12 @@ inline EveryOutput run_every_output(const std::filesystem::path& run_dir, const 
         o.diff_bytes = d.str().size();
         d << diff_to_json(diff).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         o.diff_bytes = d.str().size();
+    });
+    one_output(o, [&] {
+        const std::filesystem::path db = run_dir / "export.sqlite";
+        o.sqlite_rows = export_sqlite(run, db).rows;
+        std::error_code ec;
+        std::filesystem::remove(db, ec);
     });
     one_output(o, [&] {
         std::ostringstream summary;
