@@ -31,7 +31,7 @@ inline constexpr uint16_t kFormatMinor = 4;
 // the file. The high 16 are informational.
 enum FeatureBits : uint32_t {
     kFeatureRequiredMask = 0x0000FFFFu,
-    kFeatureBacktraces = 1u << 16,  // API calls may carry Backtrace records
+    kFeatureBacktraces = 1u << 16,  // API calls may carry call sites (CallSite records; Backtrace before 1.4)
     // The driver calls the CUDA runtime makes internally (cuKernelGetName, cuGetProcAddress, ...) were recorded on
     // request (GPROF_CUDA_NESTED_DRIVER_CALLS=1): reports show them. Without the bit a 1.1+ collector switched them
     // off at the source; traces of 1.0 hold them unfiltered.
