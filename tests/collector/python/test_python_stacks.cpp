@@ -388,6 +388,34 @@ TEST_CASE("python stacks: gprof-run --backtrace python3 script.py: the CUDA call
             for (auto& m : t.statuses)
                 said += m.rfind("call sites: Python stacks (CPython " + python_version(set.interpreter) + ".", 0) == 0;
             CHECK(said == 1);
+
+            // Where users look: gprof-report's call-site report and the timeline name the script's line.
+            const std::string site = path + ":" + std::to_string(marked_line(path, "launch"));
+            const std::string report = std::string(GPROF_BINARY_DIR) + "/bin/gprof-report";
+            auto sum = run_program({report, "cuda_callsite_sum", "--format", "json", run_dir}, {}, dir.path().string());
+            INFO(sum.err);
+            REQUIRE(sum.exit_code() == 0);
+            auto doc = nlohmann::json::parse(sum.out);
+            size_t launch_rows = 0;
+            for (const auto& row : doc["reports"]["cuda_callsite_sum"]["rows"])
+                if (row["site"] == site) {
+                    ++launch_rows;
+                    CHECK(row["function"] == "launch_step");
+                }
+            CHECK(launch_rows == 1);
+            std::string timeline = dir.file("timeline.json");
+            auto tl = run_program({report, "timeline", run_dir, "-o", timeline}, {}, dir.path().string());
+            INFO(tl.err);
+            REQUIRE(tl.exit_code() == 0);
+            std::ifstream in(timeline);
+            auto events = nlohmann::json::parse(in);
+            size_t launch_slices = 0;
+            for (const auto& e : events["traceEvents"])
+                if (e.value("name", "") == "cudaLaunchKernel" && e.contains("args") && e["args"].contains("call site")) {
+                    CHECK(e["args"]["call site"].get<std::string>().find(site) != std::string::npos);
+                    ++launch_slices;
+                }
+            CHECK(launch_slices == 1);
         }
     }
 }
