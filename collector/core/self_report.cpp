@@ -41,7 +41,7 @@ std::string bytes(uint64_t b) {
 
 SelfReport SelfReport::gather(const Pipeline& pipeline) {
     SelfReport r;
-    nvtx::StreamMemory m = nvtx::stream_memory();
+    BlockPool::Figures m = nvtx::stream_memory();
     r.nvtx_in_flight = m.bytes_in_flight;
     r.nvtx_peak = m.peak_bytes_in_flight;
     r.nvtx_pooled = m.pooled_bytes;

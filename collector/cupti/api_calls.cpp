@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <new>
 
+#include "core/block_pool.h"
 #include "core/clock.h"
 #include "cupti/translate.h"
 #include "pipeline/pipeline.h"
@@ -36,61 +36,26 @@ struct ThreadCalls {
 };
 
 std::atomic<ThreadCalls*> g_threads{nullptr};
-std::atomic<size_t> g_in_flight{0}, g_peak{0};
+// Read blocks kept for reuse: 16 (4 MiB); the cap bounds everything in flight (core/block_pool.h).
+constinit BlockPool g_blocks{sizeof(Block), 16, kMaxApiBytesInFlight};
 std::atomic<uint64_t> g_recorded{0}, g_dropped{0};
 uint64_t g_dropped_written = 0;  // writer thread
 pthread_key_t g_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 __attribute__((tls_model("initial-exec"))) thread_local ThreadCalls* t_calls = nullptr;
 
-constexpr size_t kPoolMax = 16;  // 4 MiB of read blocks kept for reuse
-std::mutex g_pool_mutex;
-Block* g_pool = nullptr;
-size_t g_pool_size = 0;
-
 void on_thread_exit(void* p) { static_cast<ThreadCalls*>(p)->exited.store(true, std::memory_order_release); }
 void make_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 
+// Default-initialised: the events are written before they are published (no 256 KiB memset per block).
 Block* new_block() noexcept {
-    size_t now = g_in_flight.fetch_add(sizeof(Block), std::memory_order_relaxed) + sizeof(Block);
-    if (now > kMaxApiBytesInFlight) {
-        g_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-        return nullptr;
-    }
-    size_t peak = g_peak.load(std::memory_order_relaxed);
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
-    {
-        std::lock_guard lock(g_pool_mutex);
-        if (Block* b = g_pool) {
-            g_pool = b->next.load(std::memory_order_relaxed);
-            --g_pool_size;
-            b->next.store(nullptr, std::memory_order_relaxed);
-            b->committed.store(0, std::memory_order_relaxed);
-            return b;
-        }
-    }
-    void* mem = std::malloc(sizeof(Block));
-    if (!mem) {
-        g_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-        return nullptr;
-    }
-    return new (mem) Block();
+    void* mem = g_blocks.take();
+    return mem ? new (mem) Block : nullptr;
 }
 
 void free_block(Block* b) noexcept {
-    g_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-    {
-        std::lock_guard lock(g_pool_mutex);
-        if (g_pool_size < kPoolMax) {
-            b->next.store(g_pool, std::memory_order_relaxed);
-            g_pool = b;
-            ++g_pool_size;
-            return;
-        }
-    }
     b->~Block();
-    std::free(b);
+    g_blocks.give(b);
 }
 
 ThreadCalls* attach() noexcept {
@@ -132,7 +97,7 @@ void record_api_call(const ApiEvent& event, Pipeline* nudge) noexcept {
         t->tail = b;
         t->pos = 0;
         old->next.store(b, std::memory_order_release);  // `committed` of the old block is final
-        if (nudge && g_in_flight.load(std::memory_order_relaxed) >= kApiNudgeBytes) nudge->nudge();
+        if (nudge && g_blocks.in_flight() >= kApiNudgeBytes) nudge->nudge();
     }
     t->tail->events[t->pos] = event;
     ++t->pos;
@@ -193,19 +158,18 @@ ApiCallStats api_call_stats() noexcept {
     ApiCallStats s;
     s.recorded = g_recorded.load(std::memory_order_relaxed);
     s.dropped = g_dropped.load(std::memory_order_relaxed);
-    s.bytes_in_flight = g_in_flight.load(std::memory_order_relaxed);
-    s.peak_bytes_in_flight = g_peak.load(std::memory_order_relaxed);
+    BlockPool::Figures f = g_blocks.figures();
+    s.bytes_in_flight = f.bytes_in_flight;
+    s.peak_bytes_in_flight = f.peak_bytes_in_flight;
     return s;
 }
 
 void reset_api_calls_after_fork() noexcept {
     g_threads.store(nullptr, std::memory_order_relaxed);
-    g_in_flight.store(0, std::memory_order_relaxed);
-    g_peak.store(0, std::memory_order_relaxed);
+    g_blocks.reset_after_fork();
     g_recorded.store(0, std::memory_order_relaxed);
     g_dropped.store(0, std::memory_order_relaxed);
     g_dropped_written = 0;
-    new (&g_pool_mutex) std::mutex();
     if (t_calls) pthread_setspecific(g_exit_key, nullptr);
     t_calls = nullptr;
 }

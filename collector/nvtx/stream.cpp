@@ -5,17 +5,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <new>
 
+#include "core/block_pool.h"
 #include "core/session.h"
 
 namespace gprof::collector::nvtx {
-
-std::atomic<size_t> g_bytes_in_flight{0};
-static std::atomic<size_t> g_bytes_cap{kMaxBytesInFlight};
-
-void set_bytes_in_flight_cap(size_t bytes) noexcept { g_bytes_cap.store(bytes, std::memory_order_relaxed); }
 
 namespace {
 
@@ -35,66 +30,22 @@ void on_thread_exit(void* p) {
 
 void make_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 
-// Blocks the writer has read, kept for reuse: a fresh 256 KiB malloc is an mmap plus 64 page faults, which
-// would cost a thread several ns per event in a tight NVTX loop. Taken once per block, so a mutex is fine.
-constexpr size_t kPoolMax = 64;  // 16 MiB
-std::mutex g_pool_mutex;
-Block* g_pool = nullptr;
-size_t g_pool_size = 0;
-
-// Once per block (256 KiB), never per event.
-std::atomic<size_t> g_peak_in_flight{0};
-std::atomic<uint64_t> g_blocks_fresh{0}, g_blocks_reused{0}, g_blocks_refused{0};
+// Read blocks kept for reuse: 64 (16 MiB); the cap bounds everything in flight (core/block_pool.h).
+constinit BlockPool g_blocks{sizeof(Block), 64, kMaxBytesInFlight};
 
 Block* new_block() noexcept {
-    size_t now = g_bytes_in_flight.fetch_add(sizeof(Block), std::memory_order_relaxed) + sizeof(Block);
-    if (now > g_bytes_cap.load(std::memory_order_relaxed)) {
-        g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-        g_blocks_refused.fetch_add(1, std::memory_order_relaxed);
-        return nullptr;
-    }
-    size_t peak = g_peak_in_flight.load(std::memory_order_relaxed);
-    while (now > peak && !g_peak_in_flight.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
-    {
-        std::lock_guard lock(g_pool_mutex);
-        if (Block* b = g_pool) {
-            g_pool = b->next.load(std::memory_order_relaxed);
-            --g_pool_size;
-            b->next.store(nullptr, std::memory_order_relaxed);
-            b->committed.store(0, std::memory_order_relaxed);
-            g_blocks_reused.fetch_add(1, std::memory_order_relaxed);
-            return b;
-        }
-    }
-    void* mem = std::malloc(sizeof(Block));
-    if (!mem) {
-        g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-        g_blocks_refused.fetch_add(1, std::memory_order_relaxed);
-        return nullptr;
-    }
-    g_blocks_fresh.fetch_add(1, std::memory_order_relaxed);
+    void* mem = g_blocks.take();
     // Default-initialised: `Block()` would zero all 256 KiB on the application thread (a memset, measured with perf
     // in bench/nvtx_real_process); the bytes are written before they are published, so they need no clearing.
-    return new (mem) Block;
+    return mem ? new (mem) Block : nullptr;
 }
 
 }  // namespace
 
 void free_block(Block* b) noexcept {
     if (!b) return;
-    g_bytes_in_flight.fetch_sub(sizeof(Block), std::memory_order_relaxed);
-    {
-        std::lock_guard lock(g_pool_mutex);
-        if (g_pool_size < kPoolMax) {
-            b->next.store(g_pool, std::memory_order_relaxed);
-            g_pool = b;
-            ++g_pool_size;
-            return;
-        }
-    }
     b->~Block();
-    std::free(b);
+    g_blocks.give(b);
 }
 
 ThreadStream* current_stream() noexcept {
@@ -146,23 +97,13 @@ uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept {
     old->next.store(b, std::memory_order_release);
     // Blocks pile up faster than the writer's period reads them: ask it to read now, so it frees them for reuse
     // before this thread needs fresh memory (a fresh block is 64 page faults; a reused one none).
-    if (g_bytes_in_flight.load(std::memory_order_relaxed) >= kNudgeBytes) session_nudge_writer();
+    if (g_blocks.in_flight() >= kNudgeBytes) session_nudge_writer();
     return b->data;
 }
 
-StreamMemory stream_memory() noexcept {
-    StreamMemory m;
-    m.bytes_in_flight = g_bytes_in_flight.load(std::memory_order_relaxed);
-    m.peak_bytes_in_flight = g_peak_in_flight.load(std::memory_order_relaxed);
-    {
-        std::lock_guard lock(g_pool_mutex);
-        m.pooled_bytes = g_pool_size * sizeof(Block);
-    }
-    m.blocks_fresh = g_blocks_fresh.load(std::memory_order_relaxed);
-    m.blocks_reused = g_blocks_reused.load(std::memory_order_relaxed);
-    m.blocks_refused = g_blocks_refused.load(std::memory_order_relaxed);
-    return m;
-}
+void set_bytes_in_flight_cap(size_t bytes) noexcept { g_blocks.set_cap(bytes); }
+
+BlockPool::Figures stream_memory() noexcept { return g_blocks.figures(); }
 
 ThreadStream* streams() noexcept { return g_streams.load(std::memory_order_acquire); }
 
@@ -170,12 +111,7 @@ void reset_after_fork() noexcept {
     // Only the forking thread exists in the child. Its stream, and every other, belong to the parent's
     // writer: leak them and start again. The depth of the forking thread restarts at 0.
     g_streams.store(nullptr, std::memory_order_relaxed);
-    g_bytes_in_flight.store(0, std::memory_order_relaxed);
-    g_peak_in_flight.store(0, std::memory_order_relaxed);
-    g_blocks_fresh.store(0, std::memory_order_relaxed);
-    g_blocks_reused.store(0, std::memory_order_relaxed);
-    g_blocks_refused.store(0, std::memory_order_relaxed);
-    new (&g_pool_mutex) std::mutex();  // may have been held by a thread that does not exist here
+    g_blocks.reset_after_fork();
     if (t_stream) pthread_setspecific(g_exit_key, nullptr);  // the key exists once a stream was made
     t_stream = nullptr;
 }

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/block_pool.h"
+
 namespace gprof::collector::nvtx {
 
 enum class EventType : uint8_t { Push = 1, Pop = 2, Start = 3, End = 4, Mark = 5 };
@@ -106,8 +108,7 @@ ThreadStream* streams() noexcept;
 // Calls fn(stream, event_bytes) for every complete event not yet consumed, then frees finished blocks.
 template <class Fn> void consume(ThreadStream* s, Fn&& fn);
 
-// Bytes currently held in blocks across all threads (for the cap) and the cap itself.
-extern std::atomic<size_t> g_bytes_in_flight;
+// The cap on bytes held in blocks across all threads (core/block_pool.h).
 inline constexpr size_t kMaxBytesInFlight = size_t(512) << 20;
 // The cap in force (kMaxBytesInFlight unless changed): tests lower it to see the cap hold and the drops counted
 // without filling 512 MiB. Read once per new block.
@@ -118,15 +119,7 @@ inline constexpr size_t kNudgeBytes = size_t(2) << 20;
 void free_block(Block* b) noexcept;
 
 // What the NVTX streams held, for the end-of-run memory line (approximate while threads run).
-struct StreamMemory {
-    size_t bytes_in_flight = 0;       // blocks written and not yet read
-    size_t peak_bytes_in_flight = 0;
-    size_t pooled_bytes = 0;          // read blocks kept for reuse
-    uint64_t blocks_fresh = 0;        // blocks taken from malloc (first touch: page faults)
-    uint64_t blocks_reused = 0;       // blocks taken from the pool
-    uint64_t blocks_refused = 0;      // a new block would have passed kMaxBytesInFlight: its events dropped
-};
-StreamMemory stream_memory() noexcept;
+BlockPool::Figures stream_memory() noexcept;
 
 // In a forked child: forget every stream of the parent (their threads do not exist here). Leaks them.
 void reset_after_fork() noexcept;
