@@ -170,7 +170,13 @@ int pop_domain(uint32_t domain) {
     // A pop without a push is still written: the writer counts it (DropSource::NvtxOverflow). A pop that cannot
     // be written still moves NVTX's depth (and the capture range), so both stay right.
     if constexpr (kEvents) {
-        if (uint8_t* p = reserve(s, sizeof(EventHeader))) {
+        if (domain == 0 && ts <= kShortPopMaxTimestamp) [[likely]] {
+            if (uint8_t* p = reserve(s, 8)) {
+                const uint64_t word = short_pop(ts);
+                std::memcpy(p, &word, 8);
+                commit(s, 8);
+            }
+        } else if (uint8_t* p = reserve(s, sizeof(EventHeader))) {
             auto* h = reinterpret_cast<EventHeader*>(p);
             h->type = EventType::Pop;
             h->flags = 0;

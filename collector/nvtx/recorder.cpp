@@ -194,6 +194,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
         write_range(writer, o);
         break;
     }
+    case EventType::ShortPop: break;  // 8 bytes, not a header: drain() handles it before calling here
     }
 }
 
@@ -210,6 +211,18 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
             // handled here, inline in the walk; everything else, and a pop without a push, goes to on_event.
             // (on_event's frame and its general record filling were a third of the writer's time per range.)
             const auto* h = reinterpret_cast<const EventHeader*>(event);
+            if (h->type == EventType::ShortPop) [[likely]] {
+                auto& stack = st.default_stack;
+                if (stack.empty()) {
+                    ++overflow_;  // pop without push
+                    return;
+                }
+                tr::Nvtx& top = stack.back();
+                top.end = short_pop_timestamp(event);
+                write_range(writer, top);
+                stack.pop_back();
+                return;
+            }
             if (h->flags == 0 && h->domain == 0) [[likely]] {
                 auto& stack = st.default_stack;
                 if (h->type == EventType::Pop && !stack.empty()) {

@@ -629,3 +629,83 @@ TEST_CASE("nvtx streams: the cap on unread events holds, and every event it refu
     CHECK(ranges == uint64_t(complete_pairs));
     CHECK(never_ended == uint64_t(open_pairs));
 }
+
+TEST_CASE("nvtx streams: a default-domain pop is an 8-byte event, and it closes its push as a full pop does") {
+    // What the collector's nvtxRangePop writes (nvtx/handlers.cpp) and what the writer reads (nvtx/recorder.cpp),
+    // byte for byte: short pops, a full Pop (a timestamp past 2^56, or another domain, takes one), a short pop
+    // without a push (counted, not written), and the walk staying in step across the mixed sizes.
+    clock::init();
+    const uint64_t largest = nvtx::short_pop(nvtx::kShortPopMaxTimestamp);
+    CHECK(nvtx::short_pop_timestamp(reinterpret_cast<const uint8_t*>(&largest)) == nvtx::kShortPopMaxTimestamp);
+    CHECK(static_cast<nvtx::EventType>(largest & 0xFF) == nvtx::EventType::ShortPop);
+    std::thread producer([] {
+        nvtx::ThreadStream* s = nvtx::attach_thread();
+        REQUIRE(s);
+        auto push = [&](const char* name, uint64_t ts) {
+            uint8_t* p = nvtx::reserve(s, sizeof(nvtx::EventHeader) + 8);
+            REQUIRE(p);
+            *reinterpret_cast<nvtx::EventHeader*>(p) =
+                nvtx::EventHeader{nvtx::EventType::Push, 0, uint16_t(std::strlen(name)), 0, ts};
+            std::memset(p + sizeof(nvtx::EventHeader), 0, 8);
+            std::memcpy(p + sizeof(nvtx::EventHeader), name, std::strlen(name));
+            nvtx::commit(s, sizeof(nvtx::EventHeader) + 8);
+        };
+        auto short_pop = [&](uint64_t ts) {
+            uint8_t* p = nvtx::reserve(s, 8);
+            REQUIRE(p);
+            const uint64_t word = nvtx::short_pop(ts);
+            std::memcpy(p, &word, 8);
+            nvtx::commit(s, 8);
+        };
+        auto full_pop = [&](uint64_t ts) {
+            uint8_t* p = nvtx::reserve(s, sizeof(nvtx::EventHeader));
+            REQUIRE(p);
+            *reinterpret_cast<nvtx::EventHeader*>(p) = nvtx::EventHeader{nvtx::EventType::Pop, 0, 0, 0, ts};
+            nvtx::commit(s, sizeof(nvtx::EventHeader));
+        };
+        push("sp-outer", 100);
+        push("sp-in1", 110);
+        short_pop(120);
+        push("sp-in2", 130);
+        full_pop(140);
+        short_pop(150);   // closes sp-outer
+        short_pop(160);   // no push open: counted
+        push("sp-late", 200);
+        full_pop((uint64_t(1) << 56) + 5);  // beyond a short pop's 56 bits
+    });
+    producer.join();
+
+    TempDir dir;
+    std::string path = dir.file("nvtx-short-pop.gprof");
+    {
+        tr::TraceWriter writer;
+        REQUIRE(writer.open(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600),
+                            test_header()));
+        nvtx::Recorder recorder(nvtx::Recorder::Options{});
+        recorder.drain(writer, true);
+        writer.finish(1);
+    }
+    gprof::trace::TraceReader reader(path);
+    std::map<std::string, std::pair<uint64_t, uint64_t>> ranges;
+    std::map<std::string, uint16_t> depth;
+    uint64_t unmatched = 0;
+    for (auto& r : read_all_records(reader)) {
+        if (r.kind == tr::RecordKind::Dropped && r.dropped.source == tr::DropSource::NvtxOverflow)
+            unmatched += r.dropped.count;
+        if (r.kind == tr::RecordKind::Nvtx && reader.string(r.nvtx.name).rfind("sp-", 0) == 0) {
+            ranges[std::string(reader.string(r.nvtx.name))] = {r.nvtx.start, r.nvtx.end};
+            depth[std::string(reader.string(r.nvtx.name))] = r.nvtx.depth;
+        }
+    }
+    using P = std::pair<uint64_t, uint64_t>;
+    CHECK(ranges.size() == 4);
+    CHECK(ranges["sp-outer"] == P{100, 150});
+    CHECK(ranges["sp-in1"] == P{110, 120});
+    CHECK(ranges["sp-in2"] == P{130, 140});
+    CHECK(ranges["sp-late"] == P{200, (uint64_t(1) << 56) + 5});
+    CHECK(depth["sp-outer"] == 0);
+    CHECK(depth["sp-in1"] == 1);
+    CHECK(depth["sp-in2"] == 1);
+    CHECK(depth["sp-late"] == 0);
+    CHECK(unmatched == 1);
+}
