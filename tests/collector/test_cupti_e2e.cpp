@@ -84,6 +84,19 @@ TEST_CASE("e2e: GPU records of the stand-in reach the trace, the exit flush comp
     CHECK(has_status(t, "loaded from"));
 }
 
+TEST_CASE("e2e: kernel names survive the caller's string (CUPTI owns the names its records point at)",
+          "[cupti][e2e]") {
+    E2E e("transient-names", 400);
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto paths = traces_in(e.dir.path().string());
+    REQUIRE(paths.size() == 1);
+    CHECK(kernel_counts(paths[0].string()) == std::map<std::string, size_t>{{"_Z9transientILi0EEvv", 100},
+                                                                           {"_Z9transientILi1EEvv", 100},
+                                                                           {"_Z9transientILi2EEvv", 100},
+                                                                           {"_Z9transientILi3EEvv", 100}});
+}
+
 TEST_CASE("e2e: records dropped by CUPTI are counted in the trace", "[cupti][e2e]") {
     E2E e("dropped", 50);
     INFO(e.run.err);

@@ -118,6 +118,7 @@ struct State {
     uint64_t dropped_unreported = 0;  // records lost for want of a buffer
     std::atomic<uint32_t> correlation{0};
     std::set<std::string, std::less<>> loaded_kernels;  // kernels whose module the runtime has loaded (lazy loading)
+    std::set<std::string, std::less<>> kernel_names;    // every kernel name a record has pointed at (owned)
     // The device's default memory pool (cudaMallocAsync): reserved and handed-out bytes.
     bool pool_created = false;
     uint64_t pool_size = 0, pool_used = 0;
@@ -300,6 +301,18 @@ uint32_t api_call(CUpti_CallbackDomain domain, uint32_t cbid, const char* name, 
 }
 
 
+// Real CUPTI's kernel records point at names CUPTI owns (they live as long as the module), never at the caller's
+// memory: the stand-in keeps its own copy of every name, once, so a caller's temporary string (a Python str's
+// buffer, a std::string reused for the next launch) cannot reach the collector's writer as garbage.
+const char* owned_kernel_name(const char* name) {
+    if (!name) return nullptr;
+    State& s = st();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    auto it = s.kernel_names.find(std::string_view(name));
+    if (it == s.kernel_names.end()) it = s.kernel_names.emplace(name).first;
+    return it->c_str();
+}
+
 CUpti_ActivityKernel10 kernel_record(const char* name, uint32_t stream, uint32_t corr, uint64_t start) {
     CUpti_ActivityKernel10 k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -314,7 +327,7 @@ CUpti_ActivityKernel10 kernel_record(const char* name, uint32_t stream, uint32_t
     k.blockY = k.blockZ = 1;
     k.registersPerThread = 32;
     k.correlationId = corr;
-    k.name = name;  // CUPTI's names live as long as the module; the caller's literal does here
+    k.name = owned_kernel_name(name);
     return k;
 }
 

@@ -252,6 +252,17 @@ int main(int argc, char** argv) {
 
     if (!std::strcmp(mode, "basic") || !std::strcmp(mode, "exit-hang")) {
         launches(n, "_Z6kernelv");
+    } else if (!std::strcmp(mode, "transient-names")) {
+        // Each name lives in a buffer that is overwritten right after its launch and freed at the end, before the
+        // collector's writer has necessarily read the records: the names in the trace must still be right.
+        for (int i = 0; i < n; ++i) {
+            char* name = static_cast<char*>(std::malloc(32));
+            std::snprintf(name, 32, "_Z9transientILi%dEEvv", i % 4);
+            SI(gprof_test_standin_launch_kernel)(name, 7);
+            std::memset(name, 'X', 31);
+            name[31] = '\0';
+            std::free(name);
+        }
     } else if (!std::strcmp(mode, "dropped")) {
         launches(n, "_Z6kernelv");
         SI(gprof_test_standin_add_dropped)(1000);

@@ -14,8 +14,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <set>
-#include <string>
 
 namespace {
 
@@ -45,13 +43,11 @@ PyObject* launch(PyObject*, PyObject* args) {
     const char* name = nullptr;
     if (!PyArg_ParseTuple(args, "s", &name)) return nullptr;
     if (!init_cuda()) return nullptr;
-    // The stand-in's kernel record keeps the name's pointer until the collector translates it (as a real kernel's
-    // name lives in the loaded module): a copy that lives as long as the process, not the Python str's buffer.
-    static std::set<std::string>* names = new std::set<std::string>;
-    const char* kept = names->insert(name).first->c_str();
+    // The Python str's buffer, as a real program passes whatever it has: the stand-in keeps its own copy of the
+    // name, as CUPTI does (e2e: "kernel names survive the caller's string").
     uint32_t correlation;
     Py_BEGIN_ALLOW_THREADS
-    correlation = g_launch(kept, 0);
+    correlation = g_launch(name, 0);
     Py_END_ALLOW_THREADS
     return PyLong_FromUnsignedLong(correlation);
 }
