@@ -1,6 +1,7 @@
 #include "model/call_sites.h"
 
 #include <string_view>
+#include <vector>
 
 namespace gprof::report {
 
@@ -8,8 +9,15 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// "cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernel<char>(...)": an API entry point's name.
-bool is_api_entry(std::string_view f) {
+// "cudaLaunchKernel<char>(char const*, dim3, ...)" -> "cudaLaunchKernel": the identifier a frame's function starts
+// with (cuda_runtime.h's C++ overloads are templates around the C entry point).
+std::string_view base_identifier(std::string_view f) {
+    size_t end = f.find_first_of("<( ");
+    return end == std::string_view::npos ? f : f.substr(0, end);
+}
+
+// Looks like an API entry point ("cudaLaunchKernel", "cuLaunchKernel"): the rule when the trace names none.
+bool looks_like_api_entry(std::string_view f) {
     if (starts_with(f, "cuda") && f.size() > 4 && f[4] >= 'A' && f[4] <= 'Z') return true;
     if (starts_with(f, "cu") && f.size() > 2 && f[2] >= 'A' && f[2] <= 'Z') return true;
     return false;
@@ -23,15 +31,29 @@ bool is_cuda_module(std::string_view m) {
 
 }  // namespace
 
-bool is_cuda_internal_frame(const SourceFrame& f) {
+ApiEntryNames::ApiEntryNames(const ProcessTrace& process) {
+    std::vector<bool> seen(process.strings.size());  // one string made per distinct name, not per call
+    for (const trace::ApiCall& c : process.api_calls) {
+        if (c.name < seen.size() && seen[c.name]) continue;
+        if (c.name < seen.size()) seen[c.name] = true;
+        names_.emplace(process.str(c.name));
+    }
+}
+
+bool ApiEntryNames::is_entry(std::string_view function) const {
+    std::string_view id = base_identifier(function);
+    return names_.empty() ? looks_like_api_entry(id) : names_.count(id) != 0;
+}
+
+bool is_cuda_internal_frame(const SourceFrame& f, const ApiEntryNames& api) {
     if (f.python) return false;
     if (is_cuda_module(f.module)) return true;
     std::string_view fn = f.function;
     return starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || starts_with(fn, "__device_stub_") ||
-           is_api_entry(fn);
+           api.is_entry(fn);
 }
 
-CallSites::CallSites(const ProcessTrace& process) : process_(process), symbolizer_(process) {}
+CallSites::CallSites(const ProcessTrace& process) : process_(process), symbolizer_(process), api_(process) {}
 
 const ResolvedStack* CallSites::of_correlation(uint32_t correlation) {
     const BacktraceFrames* bt = process_.backtrace_for_correlation(correlation);
@@ -60,7 +82,7 @@ const ResolvedStack& CallSites::of(const BacktraceFrames& bt) {
     bool leading = true;  // still inside CUDA's own frames
     for (uint64_t address : process_.stack_frames(bt.stack)) {
         for (auto& f : symbolizer_.frames(address)) {
-            if (leading && is_cuda_internal_frame(f)) continue;
+            if (leading && is_cuda_internal_frame(f, api_)) continue;
             leading = false;
             if (r.frames.size() < kMaxShownFrames) r.frames.push_back(std::move(f));
         }

@@ -3,15 +3,17 @@
 // PyStack of its CallSite), then the native frames. Native frames are symbolised to file:line (model/symbolize.h);
 // the leading frames that belong to CUDA itself are dropped: the collector's, CUPTI's and the driver's modules
 // (a 1.4 collector drops those already; older traces hold them), libcudart.so, and a statically linked runtime
-// inside the program's own image, recognised by its symbols (cudart::, __cudart*, the cuda*/cu* API entry points and
-// nvcc's __device_stub_* launch stubs).
+// inside the program's own image, recognised by its symbols (cudart::, __cudart*, the API entry points the trace's
+// calls name (ApiEntryNames) and nvcc's __device_stub_* launch stubs).
 //
 // Each distinct (stack, Python stack) pair is resolved once per CallSites; symbolisation is cached process-wide.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,8 +30,29 @@ struct ResolvedStack {
 
 inline constexpr size_t kMaxShownFrames = 2 * trace::kMaxBacktraceFrames;
 
+// The CUDA API entry points a trace's program called: the names of its ApiCall records. A statically linked
+// runtime's public entry point (cudaMalloc inside the program's image) is recognised by its name being one of
+// them, so that the program's own cudaSafeMalloc or cuHelper, calling the runtime, is not taken for the runtime's
+// and stays the call site. A trace without API calls (API tracing off) falls back to the shape of the name:
+// cuda[A-Z]... or cu[A-Z]....
+class ApiEntryNames {
+public:
+    ApiEntryNames() = default;
+    explicit ApiEntryNames(const ProcessTrace& process);
+    template <class... S> static ApiEntryNames of(S... names) {
+        ApiEntryNames a;
+        (a.names_.insert(std::string(names)), ...);
+        return a;
+    }
+    // `function` as symbolised: "cudaMalloc", "cudaLaunchKernel<char>(char const*, dim3, ...)".
+    bool is_entry(std::string_view function) const;
+
+private:
+    std::set<std::string, std::less<>> names_;
+};
+
 // True for a native frame that is the CUDA runtime/driver/CUPTI/collector's own, not the program's.
-bool is_cuda_internal_frame(const SourceFrame& frame);
+bool is_cuda_internal_frame(const SourceFrame& frame, const ApiEntryNames& api);
 
 class CallSites {
 public:
@@ -41,6 +64,7 @@ public:
 private:
     const ProcessTrace& process_;
     Symbolizer symbolizer_;
+    ApiEntryNames api_;
     std::map<std::pair<uint32_t, uint32_t>, ResolvedStack> cache_;  // (stack, py_stack)
 };
 

@@ -477,3 +477,35 @@ TEST_CASE("call sites: measure", "[.measure]") {
          << timeline_ms << " ms, " << tl.size() << " bytes");
     CHECK(csv.find(app().expect.at("launch").first) != std::string::npos);
 }
+
+TEST_CASE("call sites: a program's own cudaX function is its call site; the runtime's entry points are not",
+          "[callsite]") {
+    // A statically linked runtime's public entry point lies in the program's image: it is known by the API names
+    // the trace's calls carry, not by the shape of the name, so the program's wrapper around it stays the site.
+    auto frame = [](std::string function, std::string module = "app") {
+        SourceFrame f;
+        f.function = std::move(function);
+        f.module = std::move(module);
+        return f;
+    };
+    const auto api = ApiEntryNames::of("cudaMalloc", "cudaLaunchKernel", "cuLaunchKernel");
+    CHECK(is_cuda_internal_frame(frame("cudaMalloc"), api));
+    CHECK(is_cuda_internal_frame(frame("cudaLaunchKernel<char>(char const*, dim3, dim3, void**, unsigned long, "
+                                       "CUstream_st*)"),
+                                 api));
+    CHECK(is_cuda_internal_frame(frame("cuLaunchKernel"), api));
+    CHECK(is_cuda_internal_frame(frame("cudart::cudaApiMalloc(void**, unsigned long)"), api));
+    CHECK(is_cuda_internal_frame(frame("__cudart1234"), api));
+    CHECK(is_cuda_internal_frame(frame("__device_stub__Z6kernelPf(float*)"), api));
+    CHECK(is_cuda_internal_frame(frame("anything", "libcudart.so.13"), api));
+    CHECK_FALSE(is_cuda_internal_frame(frame("cudaSafeMalloc(void**, unsigned long)"), api));
+    CHECK_FALSE(is_cuda_internal_frame(frame("cuHelper::launch()"), api));
+    CHECK_FALSE(is_cuda_internal_frame(frame("cudaMallocManaged"), api));  // not called in this trace
+    CHECK_FALSE(is_cuda_internal_frame(frame("main"), api));
+    // API calls not traced: the shape of the name decides.
+    const ApiEntryNames none;
+    CHECK(is_cuda_internal_frame(frame("cudaMalloc"), none));
+    CHECK(is_cuda_internal_frame(frame("cuLaunchKernel"), none));
+    CHECK_FALSE(is_cuda_internal_frame(frame("cuda_helper"), none));
+    CHECK_FALSE(is_cuda_internal_frame(frame("main"), none));
+}
