@@ -23,6 +23,7 @@ struct Limits {
     size_t kernel_rows = 100;
     size_t nvtx_rows = 100;
     size_t api_rows = 30;
+    size_t callsite_rows = 30;
     size_t process_rows = 200;
     size_t launch_configs = 4;  // per kernel, the most frequent grid/block shapes shown on hover
 };

@@ -1,6 +1,6 @@
-// The run report: verdict, utilisation, kernels, copies, memory, steps, NVTX, API calls, processes and devices, in
-// the order a newcomer asks about them (issue #20), with what went wrong in recording (dropped records, damaged
-// traces) at the top where nobody can miss it.
+// The run report: verdict, utilisation, kernels, copies, memory, steps, NVTX, API calls, call sites (when recorded),
+// processes and devices, in the order a newcomer asks about them (issue #20), with what went wrong in recording
+// (dropped records, damaged traces) at the top where nobody can miss it.
 #include <algorithm>
 #include <ctime>
 #include <optional>
@@ -516,6 +516,44 @@ std::string api_section(const RunPageInputs& in, const Limits& limits) {
                    t.html() + note + more_rows(a, "calls", "cuda_api_sum"));
 }
 
+// The program's lines behind the GPU work, when the run recorded call sites (gprof-run --backtrace or
+// --cudabacktrace): cuda_callsite_sum's first rows, the stack on hover. No section when none were recorded.
+std::string call_sites_section(const RunPageInputs& in, const Limits& limits) {
+    bool any = false;
+    for (const auto& p : in.run->processes) any = any || !p.backtraces.empty();
+    if (!any) return "";
+    nlohmann::json j = callsite_report_json(*in.run);
+    const auto& rows = j["rows"];
+    if (!rows.is_array() || rows.empty()) return "";
+    SortableTable t;
+    t.column("Call site", SortableTable::Sort::Text, "The program's own frame calling CUDA; hover for its stack")
+        .column("Function", SortableTable::Sort::Text)
+        .column("API calls")
+        .column("Kernel GPU time", SortableTable::Sort::Number, "GPU time of the kernels launched from here")
+        .column("Sync time", SortableTable::Sort::Number, "Host time blocked in synchronisation called from here")
+        .column("Copied", SortableTable::Sort::Number, "Bytes of memcpy called from here");
+    auto u = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : 0.0; };
+    size_t shown = 0;
+    for (const auto& r : rows) {
+        if (shown++ == limits.callsite_rows) break;
+        std::string stack;
+        if (r.contains("stack"))
+            for (const auto& f : r["stack"]) stack += f.value("location", std::string()) + "  " + f.value("function", std::string()) + "\n";
+        if (!stack.empty()) stack.pop_back();
+        double kernel_ns = u(r["kernel_time_ns"]), sync_ns = u(r["sync_time_ns"]), bytes = u(r["memcpy_bytes"]);
+        t.row().cell(name_cell(r.value("site", std::string()), stack)).cell(name_cell(r.value("function", std::string())));
+        t.num(count(static_cast<uint64_t>(u(r["api_calls"]))), u(r["api_calls"]));
+        t.num(T(kernel_ns), kernel_ns).num(T(sync_ns), sync_ns).num(B(static_cast<uint64_t>(bytes)), bytes);
+    }
+    std::string note;
+    if (rows.size() > limits.callsite_rows)
+        note = "<p class=\"note\">The " + std::to_string(limits.callsite_rows) + " call sites with the most kernel time of " +
+               count(rows.size()) + "; <code>gprof-report cuda_callsite_sum RUN</code> lists them all.</p>";
+    return section("callsites", "Call sites",
+                   "Where in the program the GPU work comes from: by kernel time, then sync time, then bytes copied.",
+                   t.html() + note);
+}
+
 std::string processes_section(const RunPageInputs& in, const Limits& limits) {
     const Aggregate& agg = *in.aggregate;
     std::string s;
@@ -589,15 +627,18 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     const ProcessInfo* root = root_process(*in.aggregate);
     std::string title = "gprof-run: " + (root ? shorten_name(command_line(*root), 80) : std::string("run"));
     std::string body = header(in, root);
-    body += nav({{"verdict", "Verdict"},
-                 {"utilisation", "GPU utilisation"},
-                 {"kernels", "Kernels"},
-                 {"copies", "Copies"},
-                 {"memory", "Memory"},
-                 {"steps", "Steps"},
-                 {"nvtx", "NVTX"},
-                 {"api", "API calls"},
-                 {"processes", "Processes and devices"}});
+    const std::string call_sites = call_sites_section(in, limits);
+    std::vector<std::pair<std::string, std::string>> links = {{"verdict", "Verdict"},
+                                                              {"utilisation", "GPU utilisation"},
+                                                              {"kernels", "Kernels"},
+                                                              {"copies", "Copies"},
+                                                              {"memory", "Memory"},
+                                                              {"steps", "Steps"},
+                                                              {"nvtx", "NVTX"},
+                                                              {"api", "API calls"}};
+    if (!call_sites.empty()) links.emplace_back("callsites", "Call sites");
+    links.emplace_back("processes", "Processes and devices");
+    body += nav(links);
     body += alert(recording_problems(in));
     body += verdict_section(in);
     body += utilisation_section(in, limits);
@@ -607,6 +648,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     body += steps_section(in, limits);
     body += nvtx_section(in, limits);
     body += api_section(in, limits);
+    body += call_sites;
     body += processes_section(in, limits);
     body += "<footer>Made by gprof-report " GPROF_VERSION
             " from the run's traces. This page holds aggregates only; the timeline (<code>gprof-report timeline "
@@ -624,8 +666,7 @@ std::string render_run_page(const std::vector<std::filesystem::path>& inputs, co
     Aggregate agg = aggregate_run(traces, ao);
     LoadOptions lo;
     lo.filter = filter;
-    lo.keep_backtraces = false;
-    Run run = load_run(traces, lo);
+    Run run = load_run(traces, lo);  // with its call sites: the page's section and the findings name them
     if (run.processes.empty() && agg.processes.empty()) {
         std::string why = "no readable trace among the inputs";
         for (const auto& w : run.warnings) why += "\n  " + w;

@@ -13,6 +13,8 @@
 
 #include "callsite_fixture.h"
 #include "every_output.h"
+#include "html/escape.h"
+#include "html/html.h"
 #include "model/call_sites.h"
 #include "reports/reports.h"
 #include "timeline/args.h"
@@ -508,4 +510,32 @@ TEST_CASE("call sites: a program's own cudaX function is its call site; the runt
     CHECK(is_cuda_internal_frame(frame("cuLaunchKernel"), none));
     CHECK_FALSE(is_cuda_internal_frame(frame("cuda_helper"), none));
     CHECK_FALSE(is_cuda_internal_frame(frame("main"), none));
+}
+
+TEST_CASE("call sites: report.html lists them (stack on hover) when recorded, and has no such section otherwise",
+          "[callsite][html]") {
+    TempDir dir;
+    write_app_trace(dir.file("a.gprof"));
+    const std::string page = html::render_run_page({dir.file("a.gprof")}, Filter{}, AnalysisOptions{});
+    const size_t at = page.find("<section id=\"callsites\">");
+    REQUIRE(at != std::string::npos);
+    CHECK(page.find("href=\"#callsites\"") != std::string::npos);
+    const std::string section = page.substr(at, page.find("</section>", at) - at);
+    // The three sites of the app's trace, the launching one first (it has the kernel time), each with its function.
+    const size_t launch = section.find(html::escape(app().expect.at("launch").first));
+    const size_t copy = section.find(html::escape(app().expect.at("copy").first));
+    REQUIRE(launch != std::string::npos);
+    REQUIRE(copy != std::string::npos);
+    CHECK(launch < copy);
+    CHECK(section.find("train_step()") != std::string::npos);
+    CHECK(section.find(">" + format_time_auto(5000) + "<") != std::string::npos);  // the launch row's kernel time
+
+    // The same run without call sites: no section, no link to one.
+    write_trace(dir.file("b.gprof"), [&](tr::TraceWriter& w) {
+        w.add(tr::Thread{1, w.intern("main")});
+        api(w, 1, "cudaLaunchKernel", 1000, 3000);
+    });
+    const std::string plain = html::render_run_page({dir.file("b.gprof")}, Filter{}, AnalysisOptions{});
+    CHECK(plain.find("<section id=\"api\">") != std::string::npos);
+    CHECK(plain.find("callsites") == std::string::npos);
 }
