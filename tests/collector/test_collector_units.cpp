@@ -561,6 +561,17 @@ TEST_CASE("capture window: delay and duration edges; ranges are looked for only 
 
 // ---- the NVTX streams' memory cap ----
 
+// What the writer thread does at the end of a run, into a trace file of its own: one final drain of every NVTX
+// stream of this process (threads that have ended included).
+static void drain_nvtx_into(const std::string& path) {
+    tr::TraceWriter writer;
+    REQUIRE(writer.open(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600),
+                        test_header()));
+    nvtx::Recorder recorder(nvtx::Recorder::Options{});
+    recorder.drain(writer, true);
+    writer.finish(1);
+}
+
 TEST_CASE("nvtx streams: the cap on unread events holds, and every event it refuses is counted in the trace") {
     // A producer the writer does not read: past the cap (lowered here from 512 MiB to 8 blocks: the same check,
     // once per block) every event is dropped and counted, the memory stays at the cap, and the drain says how many.
@@ -606,14 +617,7 @@ TEST_CASE("nvtx streams: the cap on unread events holds, and every event it refu
 
     TempDir dir;
     std::string path = dir.file("nvtx-cap.gprof");
-    {
-        tr::TraceWriter writer;
-        REQUIRE(writer.open(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600),
-                            test_header()));
-        nvtx::Recorder recorder(nvtx::Recorder::Options{});
-        recorder.drain(writer, true);
-        writer.finish(1);
-    }
+    drain_nvtx_into(path);
     nvtx::set_bytes_in_flight_cap(nvtx::kMaxBytesInFlight);
     gprof::trace::TraceReader reader(path);
     uint64_t queue_drops = 0, ranges = 0, never_ended = 0;
@@ -677,14 +681,7 @@ TEST_CASE("nvtx streams: a default-domain pop is an 8-byte event, and it closes 
 
     TempDir dir;
     std::string path = dir.file("nvtx-short-pop.gprof");
-    {
-        tr::TraceWriter writer;
-        REQUIRE(writer.open(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600),
-                            test_header()));
-        nvtx::Recorder recorder(nvtx::Recorder::Options{});
-        recorder.drain(writer, true);
-        writer.finish(1);
-    }
+    drain_nvtx_into(path);
     gprof::trace::TraceReader reader(path);
     std::map<std::string, std::pair<uint64_t, uint64_t>> ranges;
     std::map<std::string, uint16_t> depth;
