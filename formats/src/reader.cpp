@@ -9,6 +9,7 @@
 
 #include "codec.h"
 #include "gprof/trace/names.h"
+#include "record_step.h"
 
 namespace gprof::trace {
 
@@ -16,7 +17,7 @@ using namespace codec;
 
 namespace {
 
-constexpr size_t kMaxDetailedWarnings = 20;  // then only the totals, so a shredded file does not flood stderr
+using record_step::kMaxDetailedWarnings;
 
 std::string version_text(uint16_t major, uint16_t minor) {
     return std::to_string(major) + "." + std::to_string(minor);
@@ -177,23 +178,6 @@ void TraceReader::release_behind(size_t upto) {
 
 void TraceReader::warn(std::string message) { warnings_.push_back(std::move(message)); }
 
-// The writer numbers strings 1, 2, 3, ... in the order it defines them (a process's forked child starts again at
-// 1), and every definition takes at least 4 bytes (kind, length, id, one byte of text; empty strings are id 0).
-// So no id defined or used at file offset `at` can exceed at / 4, damaged chunks before it or not (their bytes
-// are still counted). Capped at 2^30, which also keeps `id + 1` from wrapping anywhere downstream.
-uint64_t TraceReader::max_string_id(const uint8_t* at) const {
-    uint64_t by_position = static_cast<uint64_t>(at - data_) / 4;
-    return by_position < kMaxStringId ? by_position : kMaxStringId;
-}
-
-void TraceReader::skip_out_of_range(RecordKind kind, uint64_t id, const uint8_t* at) {
-    ++stats_.out_of_range_records;
-    if (stats_.out_of_range_records <= kMaxDetailedWarnings)
-        warn(std::string(record_kind_name(kind)) + " record at offset " + std::to_string(at - data_) +
-             " names string id " + std::to_string(id) + ", beyond the " + std::to_string(max_string_id(at)) +
-             " a file can have defined by there: skipped");
-}
-
 std::string_view TraceReader::string(StringId id) const {
     if (id == 0) return {};
     if (id < strings_.size() && !strings_[id].empty()) return strings_[id];
@@ -320,7 +304,11 @@ void TraceReader::finish_chunks(const ChunkTally& tally) {
     finish_file();
 }
 
+// The record step itself is record_step.h's, shared with ChunkDecoder::next(); this walks the chunks and keeps the
+// string definitions.
 bool TraceReader::next(Record& out) {
+    record_step::Tally<ReadStats> tally{stats_, unknown_kind_counts_, warnings_};
+    record_step::StringDefinition def;
     for (;;) {
         if (cursor_ == nullptr || cursor_ >= chunk_end_) {
             if (!next_chunk()) {
@@ -329,77 +317,17 @@ bool TraceReader::next(Record& out) {
             }
             continue;
         }
-        uint8_t kind = *cursor_;
-        uint64_t len = 0;
-        bool ok = true;
-        const uint8_t* body = get_varint(cursor_ + 1, chunk_end_, len, ok);
-        if (!ok || len > static_cast<uint64_t>(chunk_end_ - body)) {
-            // Only a writer bug gets here: the chunk passed its checksum.
-            ++stats_.malformed_records;
-            if (stats_.malformed_records <= kMaxDetailedWarnings)
-                warn("malformed record in the chunk ending at offset " + std::to_string(offset_) +
-                     ": the rest of that chunk was skipped");
-            cursor_ = chunk_end_;
-            continue;
+        static constexpr uint64_t kFileStart = 0;  // data_ is the file's first byte
+        const uint64_t chunk_end_offset = offset_;  // next_chunk() left offset_ just past this chunk
+        record_step::ChunkWalk walk{cursor_, chunk_end_, prev_time_, prev_correlation_, data_, kFileStart, chunk_end_offset};
+        switch (record_step::next_in_chunk(walk, tally, out, def)) {
+            case record_step::Found::Record: return true;
+            case record_step::Found::String:  // kept here, not surfaced
+                if (strings_.size() <= def.id) strings_.resize(static_cast<size_t>(def.id) + 1);
+                strings_[def.id] = def.text;
+                continue;
+            case record_step::Found::EndOfChunk: continue;
         }
-        const uint8_t* body_end = body + len;
-        cursor_ = body_end;
-        DeltaState state{prev_time_, prev_correlation_};
-        Decoder d(body, body_end, state);
-        d.limit_string_ids(max_string_id(body));
-        bool surfaced = true;
-        switch (static_cast<RecordKind>(kind)) {
-#define GPROF_DECODE(Kind, number, member, name) \
-    case RecordKind::Kind:                        \
-        out.kind = RecordKind::Kind;              \
-        out.member = Kind{};                      \
-        describe(d, out.member);                  \
-        break;
-            GPROF_TRACE_RECORD_KINDS(GPROF_DECODE)
-#undef GPROF_DECODE
-            case RecordKind::String: {
-                uint64_t id = 0;
-                d.u("id", id);
-                const uint8_t* text = body;
-                uint64_t skip = 0;
-                bool k = true;
-                text = get_varint(text, body_end, skip, k);
-                if (k && id > 0 && id > max_string_id(body)) {
-                    skip_out_of_range(RecordKind::String, id, body);
-                } else if (k && id > 0) {
-                    if (strings_.size() <= id) strings_.resize(static_cast<size_t>(id) + 1);
-                    strings_[id] = std::string_view(reinterpret_cast<const char*>(text),
-                                                    static_cast<size_t>(body_end - text));
-                }
-                surfaced = false;
-                break;
-            }
-            case RecordKind::Header:  // only the first record of the file; read by the constructor
-                surfaced = false;
-                break;
-            default:
-                ++unknown_kind_counts_[kind];
-                ++stats_.unknown_records;
-                surfaced = false;
-                break;
-        }
-        if (!surfaced) continue;
-        if (!d.ok()) {
-            ++stats_.malformed_records;
-            if (stats_.malformed_records <= kMaxDetailedWarnings)
-                warn("malformed " + std::string(record_kind_name(out.kind)) +
-                     " record in the chunk ending at offset " + std::to_string(offset_) + ": skipped");
-            continue;
-        }
-        if (uint64_t bad = d.string_id_out_of_range()) {
-            skip_out_of_range(out.kind, bad, body);
-            continue;
-        }
-        prev_time_ = state.prev_time;
-        prev_correlation_ = state.prev_correlation;
-        ++stats_.records;
-        if (out.kind == RecordKind::End) stats_.has_end = true;
-        return true;
     }
 }
 

@@ -152,6 +152,61 @@ TEST_CASE("hostile: string ids up to 2^30 size nothing: definitions and uses bey
     run_every_output(run.dir.path(), run.trace, baseline);
 }
 
+TEST_CASE("hostile: the chunk decoder (the summary's path) skips, counts and says what TraceReader::next() does") {
+    auto raw = RawTrace::parse(slurp(only_trace(kH100 / "ka-static-kernels")));
+    REQUIRE(raw);
+    // A definition of id 2^30 - 1 early in the last chunk, a kernel naming 2^30 and a record of an unknown kind: each
+    // is skipped, and counted and said the same way whichever loop decodes the records.
+    RawRecord def;
+    def.kind = static_cast<uint8_t>(trace::RecordKind::String);
+    def.body = encode_values({(1ull << 30) - 1});
+    def.body.push_back('x');
+    raw->chunks.back().records.insert(raw->chunks.back().records.begin(), def);
+    RawRecord* k = raw->first_of_kind(static_cast<uint8_t>(trace::RecordKind::Kernel));
+    REQUIRE(k);
+    REQUIRE(set_field(*k, field_index<trace::Kernel>("name"), 1ull << 30));
+    RawRecord unknown;
+    unknown.kind = 250;
+    unknown.body = {1, 2, 3};
+    raw->chunks.back().records.push_back(unknown);
+    std::vector<uint8_t> bytes = raw->serialize();
+
+    trace::TraceReader by_record("crafted", bytes);
+    std::map<trace::StringId, std::string> defined_by_record;
+    trace::Record r;
+    while (by_record.next(r)) {}
+    for (trace::StringId id = 1; id < by_record.string_count(); ++id)
+        defined_by_record[id] = std::string(by_record.string(id));
+
+    trace::TraceReader by_chunk("crafted", bytes);
+    trace::ChunkTally tally;
+    std::map<trace::StringId, std::string> defined_by_chunk;
+    trace::ChunkSpan span;
+    while (by_chunk.next_chunk_span(span)) {
+        trace::ChunkDecoder decoder(span, tally);
+        while (decoder.next(r))
+            if (r.kind == trace::RecordKind::String) defined_by_chunk[decoder.string_id()] = decoder.string_text();
+    }
+    by_chunk.finish_chunks(tally);
+
+    const trace::ReadStats& a = by_record.stats();
+    const trace::ReadStats& b = by_chunk.stats();
+    CHECK(a.out_of_range_records == 2);  // the definition and the kernel
+    CHECK(a.unknown_records == 1);
+    CHECK(b.records == a.records);
+    CHECK(b.out_of_range_records == a.out_of_range_records);
+    CHECK(b.malformed_records == a.malformed_records);
+    CHECK(b.unknown_records == a.unknown_records);
+    CHECK(b.has_end == a.has_end);
+    CHECK(by_chunk.warnings() == by_record.warnings());
+    CHECK(any_warning_has(by_chunk.warnings(), "string record at offset"));
+    CHECK(defined_by_chunk.count((1u << 30) - 1) == 0);  // the out-of-range definition is not handed out
+    for (const auto& [id, text] : defined_by_chunk) {
+        INFO("string id " << id);
+        CHECK(defined_by_record[id] == text);
+    }
+}
+
 TEST_CASE("hostile: a string id just past the last defined one reads as a lost definition, not as damage") {
     auto raw = RawTrace::parse(slurp(only_trace(kH100 / "ka-static-kernels")));
     REQUIRE(raw);

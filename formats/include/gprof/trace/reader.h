@@ -158,8 +158,6 @@ private:
     void finish_file();
     void warn(std::string message);
     void release_behind(size_t upto);
-    uint64_t max_string_id(const uint8_t* at) const;
-    void skip_out_of_range(RecordKind kind, uint64_t id, const uint8_t* at);
 
     std::string path_;
     TraceHeader header_;
