@@ -22,6 +22,27 @@ const char* diff_status_name(DiffStatus s) {
     return "unchanged";
 }
 
+std::string diff_status_text(const DiffKey& k) {
+    switch (k.status) {
+        case DiffStatus::Regression: return k.fails ? "REGRESSION" : "regression (not gated)";
+        case DiffStatus::Improvement: return "improvement";
+        case DiffStatus::NotSignificant: return "noise?";
+        case DiffStatus::Unchanged: return "unchanged";
+        case DiffStatus::New: return "new";
+        case DiffStatus::Vanished: return "vanished";
+    }
+    return "";
+}
+
+double diff_metric_value(const DiffSide& s, DiffMetric m) {
+    switch (m) {
+        case DiffMetric::Total: return s.total;
+        case DiffMetric::Mean: return s.mean;
+        case DiffMetric::Median: return s.median;
+    }
+    return s.total;
+}
+
 size_t DiffResult::failures() const {
     return static_cast<size_t>(std::count_if(keys.begin(), keys.end(), [](const DiffKey& k) { return k.fails; }));
 }
@@ -61,15 +82,6 @@ DiffSide summarise(const std::vector<RunFigures>& runs, const std::string& key, 
     s.mean = median_of(means);
     s.median = median_of(medians);
     return s;
-}
-
-double metric_value(const DiffSide& s, DiffMetric m) {
-    switch (m) {
-        case DiffMetric::Total: return s.total;
-        case DiffMetric::Mean: return s.mean;
-        case DiffMetric::Median: return s.median;
-    }
-    return s.total;
 }
 
 int rank(const DiffKey& k) {
@@ -126,7 +138,7 @@ DiffResult compare_runs(const std::vector<RunFigures>& base, const std::vector<R
         d.threshold = kt;
         d.base = summarise(base, key, th.metric);
         d.cand = summarise(cand, key, th.metric);
-        double b = metric_value(d.base, th.metric), c = metric_value(d.cand, th.metric);
+        double b = diff_metric_value(d.base, th.metric), c = diff_metric_value(d.cand, th.metric);
         d.delta_ns = c - b;
         if (d.base.runs_present == 0) {
             d.status = DiffStatus::New;

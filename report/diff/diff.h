@@ -91,6 +91,9 @@ struct DiffSide {
     std::vector<double> samples;  // per-run value of the chosen metric (the test's input)
 };
 
+// A side's figure for the metric the comparison is made on (DiffSide::total, mean or median).
+double diff_metric_value(const DiffSide& s, DiffMetric m);
+
 enum class DiffStatus { Regression, Improvement, NotSignificant, Unchanged, New, Vanished };
 const char* diff_status_name(DiffStatus s);  // "regression", "improvement", "not_significant", ...
 
@@ -107,6 +110,10 @@ struct DiffKey {
     std::optional<double> confidence;   // 1 - p_value
     KeyThreshold threshold;
 };
+
+// A key's status as the table, markdown and HTML renderings print it: "REGRESSION" (it fails the build),
+// "regression (not gated)", "improvement", "noise?", "unchanged", "new", "vanished".
+std::string diff_status_text(const DiffKey& k);
 
 struct DiffResult {
     std::vector<std::string> base_labels, new_labels;

@@ -27,25 +27,9 @@ std::string confidence_text(const DiffKey& k) {
     return format_fixed(100.0 * *k.confidence, 1) + "%";
 }
 
-std::string status_text(const DiffKey& k) {
-    switch (k.status) {
-        case DiffStatus::Regression: return k.fails ? "REGRESSION" : "regression (not gated)";
-        case DiffStatus::Improvement: return "improvement";
-        case DiffStatus::NotSignificant: return "noise?";
-        case DiffStatus::Unchanged: return "unchanged";
-        case DiffStatus::New: return "new";
-        case DiffStatus::Vanished: return "vanished";
-    }
-    return "";
-}
-
 std::string count_text(double c) { return std::floor(c) == c ? std::to_string(static_cast<int64_t>(c)) : format_fixed(c, 1); }
 
 bool listed(const DiffKey& k, const DiffRenderOptions& o) { return o.show_unchanged || k.status != DiffStatus::Unchanged; }
-
-double metric_of(const DiffSide& s, DiffMetric m) {
-    return m == DiffMetric::Total ? s.total : m == DiffMetric::Mean ? s.mean : s.median;
-}
 
 std::string header_line(const DiffResult& r) {
     std::ostringstream h;
@@ -82,9 +66,9 @@ void render_diff_table(const DiffResult& r, const DiffRenderOptions& o, std::ost
             ++hidden;
             continue;
         }
-        rows.push_back({status_text(k), shorten_name(printable_line(k.key), o.name_width), count_text(k.base.count) + " -> " + count_text(k.cand.count),
-                        k.base.runs_present ? t(metric_of(k.base, r.thresholds.metric)) : "-",
-                        k.cand.runs_present ? t(metric_of(k.cand, r.thresholds.metric)) : "-", change_text(k),
+        rows.push_back({diff_status_text(k), shorten_name(printable_line(k.key), o.name_width), count_text(k.base.count) + " -> " + count_text(k.cand.count),
+                        k.base.runs_present ? t(diff_metric_value(k.base, r.thresholds.metric)) : "-",
+                        k.cand.runs_present ? t(diff_metric_value(k.cand, r.thresholds.metric)) : "-", change_text(k),
                         signed_time(k.delta_ns), confidence_text(k)});
         keys.push_back(&k);
     }
@@ -135,7 +119,7 @@ void render_diff_markdown(const DiffResult& r, const DiffRenderOptions& o, std::
         }
         std::string esc = markdown_cell(shorten_name(printable_line(k.key), o.name_width));
         auto side = [&](const DiffSide& s, double v) { return s.runs_present ? t(v) : std::string("-"); };
-        out << "| " << (k.fails ? "**" + status_text(k) + "**" : status_text(k)) << " | " << esc << " | "
+        out << "| " << (k.fails ? "**" + diff_status_text(k) + "**" : diff_status_text(k)) << " | " << esc << " | "
             << count_text(k.base.count) << " → " << count_text(k.cand.count) << " | " << side(k.base, k.base.total)
             << " | " << side(k.cand, k.cand.total) << " | " << side(k.base, k.base.mean) << " | "
             << side(k.cand, k.cand.mean) << " | " << side(k.base, k.base.median) << " | " << side(k.cand, k.cand.median)

@@ -20,23 +20,7 @@ constexpr size_t kMaxRows = 2000;  // keys listed at most (a run has as many as 
 
 std::string T(double ns) { return escape(format_time_auto(ns)); }
 
-double metric_of(const DiffSide& s, DiffMetric m) {
-    return m == DiffMetric::Total ? s.total : m == DiffMetric::Mean ? s.mean : s.median;
-}
-
 std::string status_key(const DiffKey& k) { return k.fails ? "fail" : diff_status_name(k.status); }
-
-std::string status_text(const DiffKey& k) {
-    switch (k.status) {
-        case DiffStatus::Regression: return k.fails ? "REGRESSION" : "regression (not gated)";
-        case DiffStatus::Improvement: return "improvement";
-        case DiffStatus::NotSignificant: return "noise?";
-        case DiffStatus::Unchanged: return "unchanged";
-        case DiffStatus::New: return "new";
-        case DiffStatus::Vanished: return "vanished";
-    }
-    return "";
-}
 
 // The value the new side had to exceed for the key to fail: both the relative and the absolute threshold.
 double fail_line(const DiffKey& k, double base) {
@@ -44,7 +28,7 @@ double fail_line(const DiffKey& k, double base) {
 }
 
 std::string bars(const DiffKey& k, DiffMetric m) {
-    double b = metric_of(k.base, m), n = metric_of(k.cand, m);
+    double b = diff_metric_value(k.base, m), n = diff_metric_value(k.cand, m);
     bool has_line = k.threshold.gate && b > 0;
     double line = has_line ? fail_line(k, b) : 0;
     double top = std::max({b, n, line, 1.0});
@@ -84,7 +68,7 @@ std::string key_table(const std::vector<const DiffKey*>& keys, DiffMetric m) {
         auto cnt = [](double c) { return std::floor(c) == c ? std::to_string(static_cast<int64_t>(c)) : format_fixed(c, 1); };
         t.row()
             .cell("<span class=\"status " + status_key(*k) + "\" data-order=\"" + std::to_string(order++) + "\">" +
-                  escape(status_text(*k)) + "</span>")
+                  escape(diff_status_text(*k)) + "</span>")
             .cell(name_cell(k->key, {}, 70))
             .cell(bars(*k, m))
             .num(escape(change), change_v)
