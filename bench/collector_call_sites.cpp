@@ -27,41 +27,15 @@
 #include "cupti/session.h"
 #include "cupti/unwind.h"
 #include "pipeline/pipeline.h"
-#include "standin_control.h"
+#include "standin_bench.h"
 #include "trace_fixture.h"
 
 using namespace gprof;
 using namespace gprof::collector;
 using namespace gprof::collector::cupti;
+using namespace gprof::bench;
 
 namespace {
-
-void* g_standin = nullptr;
-template <class F>
-F sym(const char* name) {
-    auto f = reinterpret_cast<F>(dlsym(g_standin, name));
-    if (!f) {
-        std::fprintf(stderr, "collector_call_sites: the stand-in lacks %s\n", name);
-        std::exit(1);
-    }
-    return f;
-}
-#define SI(name) sym<decltype(&name)>(#name)
-
-uint64_t thread_cpu_ns() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-double spread(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.back() - v.front();
-}
 
 // `depth` frames of the program between main and the call: each level is a real frame (no tail call, no inlining).
 template <class Fn>
@@ -71,28 +45,10 @@ __attribute__((noinline)) double at_depth(int depth, Fn&& fn) {
     return r;
 }
 
-struct Ours {
-    Pipeline* pipeline = new Pipeline();  // leaked with the session, as in the collector
-    Session* session = new Session();
-};
-
 Ours start_ours(uint32_t depth) {
-    SI(gprof_test_standin_reset)();
-    Ours o;
-    int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    Pipeline::Options po;
-    po.flush_ms = 100;
-    o.pipeline->start(fd, gprof::testing::test_header(), po);
     SessionOptions so;
-    so.load.explicit_path = GPROF_TEST_CUPTI_STANDIN;
-    so.timestamp = &gprof_collector_cupti_timestamp;
     so.backtrace_depth = depth;
-    StartResult r = o.session->start(*o.pipeline, so);
-    if (!r.ok) {
-        std::fprintf(stderr, "collector_call_sites: session did not start: %s\n", r.reason.c_str());
-        std::exit(1);
-    }
-    return o;
+    return bench::start_ours(so);
 }
 
 // App-thread CPU ns per launch, 16 program frames below the call.
@@ -134,11 +90,7 @@ int main(int argc, char** argv) {
         if (a == "--launches" && i + 1 < argc) n = std::max(1000L, std::atol(argv[++i]));
         else if (a == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     }
-    g_standin = dlopen(GPROF_TEST_CUPTI_STANDIN, RTLD_NOW | RTLD_LOCAL);
-    if (!g_standin) {
-        std::fprintf(stderr, "collector_call_sites: %s\n", dlerror());
-        return 1;
-    }
+    bench::open_standin("collector_call_sites");
     clock::init();
     ::setenv("GPROF_LOG_LEVEL", "error", 1);
     std::printf("collector_call_sites: %ld launches per round, %d rounds (median, spread max-min), CPU ns of the "

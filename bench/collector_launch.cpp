@@ -35,26 +35,16 @@
 #include "core/clock.h"
 #include "cupti/session.h"
 #include "pipeline/pipeline.h"
+#include "standin_bench.h"
 #include "standin_control.h"
 #include "trace_fixture.h"
 
 using namespace gprof;
 using namespace gprof::collector;
 using namespace gprof::collector::cupti;
+using namespace gprof::bench;
 
 namespace {
-
-void* g_standin = nullptr;
-template <class F>
-F sym(const char* name) {
-    auto f = reinterpret_cast<F>(dlsym(g_standin, name));
-    if (!f) {
-        std::fprintf(stderr, "collector_launch: the stand-in lacks %s\n", name);
-        std::exit(1);
-    }
-    return f;
-}
-#define SI(name) sym<decltype(&name)>(#name)
 
 // TSC ticks per ns, and the ticks a timed empty call costs (what the stand-in's measurement adds per callback).
 double g_ticks_per_ns = 1;
@@ -104,12 +94,6 @@ struct ClientClock {
 };
 double g_callback_ns = 0;  // one API callback of ours (half an enter + exit pair), CPU ns: direct_callback_ns() / 2
 
-uint64_t thread_cpu_ns() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
 enum class Workload { Launch, ApiCall };
 
 // One unit of the workload, through the stand-in (as the CUDA runtime would make it with CUPTI present).
@@ -134,14 +118,14 @@ void CUPTIAPI null_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const
 void start_null_client(ApiRecords api) {
     SI(gprof_test_standin_reset)();
     CUpti_SubscriberHandle h = nullptr;
-    sym<decltype(&cuptiSubscribe)>("cuptiSubscribe")(&h, null_callback, nullptr);
-    sym<decltype(&cuptiActivityRegisterCallbacks)>("cuptiActivityRegisterCallbacks")(null_requested, null_completed);
-    sym<decltype(&cuptiActivityRegisterTimestampCallback)>("cuptiActivityRegisterTimestampCallback")(
+    SI(cuptiSubscribe)(&h, null_callback, nullptr);
+    SI(cuptiActivityRegisterCallbacks)(null_requested, null_completed);
+    SI(cuptiActivityRegisterTimestampCallback)(
         &gprof_collector_cupti_timestamp);
-    for (CUpti_ActivityKind k : traced_activity_kinds(false, api)) sym<decltype(&cuptiActivityEnable)>("cuptiActivityEnable")(k);
+    for (CUpti_ActivityKind k : traced_activity_kinds(false, api)) SI(cuptiActivityEnable)(k);
     if (api == ApiRecords::Callback)
         for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
-            sym<decltype(&cuptiEnableDomain)>("cuptiEnableDomain")(1, h, d);
+            SI(cuptiEnableDomain)(1, h, d);
 }
 
 // ---- our session -------------------------------------------------------------------------------------------------
@@ -150,30 +134,11 @@ void start_null_client(ApiRecords api) {
 std::atomic<uint64_t> g_writer_cpu{0};
 void writer_cpu_hook(void*, trace::TraceWriter&, bool) { g_writer_cpu.store(thread_cpu_ns()); }
 
-struct Ours {
-    Pipeline* pipeline = new Pipeline();  // leaked with the session, as in the collector
-    Session* session = new Session();
-};
-
 Ours start_ours(ApiRecords api, bool zeroed) {
-    SI(gprof_test_standin_reset)();
-    Ours o;
-    int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    Pipeline::Options po;
-    po.flush_ms = 100;
-    o.pipeline->start(fd, gprof::testing::test_header(), po);
-    o.pipeline->add_periodic_hook(writer_cpu_hook, nullptr);
     SessionOptions so;
-    so.load.explicit_path = GPROF_TEST_CUPTI_STANDIN;
-    so.timestamp = &gprof_collector_cupti_timestamp;
     so.api_records = api;
     so.zeroed_buffers = zeroed;
-    StartResult r = o.session->start(*o.pipeline, so);
-    if (!r.ok) {
-        std::fprintf(stderr, "collector_launch: session did not start: %s\n", r.reason.c_str());
-        std::exit(1);
-    }
-    return o;
+    return bench::start_ours(so, writer_cpu_hook);
 }
 
 // CPU ns per unit of the calling thread over `n` units.
@@ -251,15 +216,6 @@ double direct_callback_ns() {
     return best;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-double spread(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.back() - v.front();
-}
-
 const char* api_name(ApiRecords a) {
     return a == ApiRecords::Activity ? "activity" : a == ApiRecords::Callback ? "callback" : "off";
 }
@@ -282,11 +238,7 @@ int main(int argc, char** argv) {
                     apis.push_back(name[0] == 'a' ? ApiRecords::Activity : name[0] == 'c' ? ApiRecords::Callback : ApiRecords::Off);
         }
     }
-    g_standin = dlopen(GPROF_TEST_CUPTI_STANDIN, RTLD_NOW | RTLD_LOCAL);
-    if (!g_standin) {
-        std::fprintf(stderr, "collector_launch: %s\n", dlerror());
-        return 1;
-    }
+    bench::open_standin("collector_launch");
     clock::init();
     calibrate();
     double pair = direct_callback_ns();
