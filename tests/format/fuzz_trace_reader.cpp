@@ -9,24 +9,13 @@
 #include <cstdint>
 #include <vector>
 
-#include <cstring>
-#include <random>
-
 #include "gprof/trace/reader.h"
 #include "hostile_trace.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
-    auto raw = gprof::testing::RawTrace::parse(data, size);
-    if (!raw || (seed & 7) == 0) return LLVMFuzzerMutate(data, size, max_size);  // 1 in 8: the framing too
-    std::mt19937_64 rng(seed);
-    int changes = 1 + static_cast<int>(rng() % 3);
-    for (int i = 0; i < changes; ++i) gprof::testing::mutate_trace(*raw, rng);
-    std::vector<uint8_t> out = raw->serialize();
-    if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
-    std::memcpy(data, out.data(), out.size());
-    return out.size();
+    return gprof::testing::mutate_trace_input(data, size, max_size, seed, LLVMFuzzerMutate, 8);  // 1 in 8: the framing too
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

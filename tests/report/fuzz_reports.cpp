@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "every_output.h"
 #include "hostile_trace.h"
@@ -51,15 +50,7 @@ Scratch& scratch() {
 }  // namespace
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
-    auto raw = gprof::testing::RawTrace::parse(data, size);
-    if (!raw) return LLVMFuzzerMutate(data, size, max_size);
-    std::mt19937_64 rng(seed);
-    int changes = 1 + static_cast<int>(rng() % 3);
-    for (int i = 0; i < changes; ++i) gprof::testing::mutate_trace(*raw, rng);
-    std::vector<uint8_t> out = raw->serialize();
-    if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
-    std::memcpy(data, out.data(), out.size());
-    return out.size();
+    return gprof::testing::mutate_trace_input(data, size, max_size, seed, LLVMFuzzerMutate);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -203,4 +203,24 @@ inline bool mutate_trace(RawTrace& t, std::mt19937_64& rng) {
     return true;
 }
 
+// libFuzzer's mutation of one input, as LLVMFuzzerMutate takes it.
+using ByteMutator = size_t (*)(uint8_t* data, size_t size, size_t max_size);
+
+// The custom mutator of the structure-aware fuzz targets (LLVMFuzzerCustomMutator): an input that frames as a trace
+// gets one to three mutate_trace() changes and is framed again; one that does not (libFuzzer's own mutations and
+// cross-overs), a result over max_size, and with `byte_level_one_in` > 0 one input in that many besides, get
+// `byte_mutate` (LLVMFuzzerMutate), which keeps the framing itself fuzzed.
+inline size_t mutate_trace_input(uint8_t* data, size_t size, size_t max_size, unsigned int seed, ByteMutator byte_mutate,
+                                 unsigned int byte_level_one_in = 0) {
+    auto raw = RawTrace::parse(data, size);
+    if (!raw || (byte_level_one_in != 0 && seed % byte_level_one_in == 0)) return byte_mutate(data, size, max_size);
+    std::mt19937_64 rng(seed);
+    int changes = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < changes; ++i) mutate_trace(*raw, rng);
+    std::vector<uint8_t> out = raw->serialize();
+    if (out.size() > max_size) return byte_mutate(data, size, max_size);
+    std::memcpy(data, out.data(), out.size());
+    return out.size();
+}
+
 }  // namespace gprof::testing
