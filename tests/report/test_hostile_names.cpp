@@ -13,34 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_cli.h"
 #include "report_fixture.h"
 
 using namespace gprof::testing;
 using nlohmann::json;
 
 namespace {
-
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-Result run_report(const std::string& args, const TempDir& dir) {
-    std::string out = dir.file("cli.out"), err = dir.file("cli.err");
-    std::string cmd = std::string(GPROF_REPORT_EXE) + " " + args + " >" + out + " 2>" + err;
-    int rc = std::system(cmd.c_str());
-    Result r;
-    if (WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
-    else if (WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
 
 // Valid UTF-8, checked independently of the code under test: nlohmann's strict dump throws on invalid bytes.
 bool valid_utf8(const std::string& s) {

@@ -9,34 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_cli.h"
 #include "report_fixture.h"
 
 using namespace gprof::testing;
 using nlohmann::json;
-
-namespace {
-
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-Result report(const std::string& args, const TempDir& dir) {
-    std::string out = dir.file("cli.out"), err = dir.file("cli.err");
-    int rc = std::system((std::string(GPROF_REPORT_EXE) + " " + args + " >" + out + " 2>" + err).c_str());
-    Result r;
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-}  // namespace
 
 TEST_CASE("nsys habits: options anywhere, -r lists, -f, --timeunit", "[nsys]") {
     TempDir dir;
@@ -44,29 +21,29 @@ TEST_CASE("nsys habits: options anywhere, -r lists, -f, --timeunit", "[nsys]") {
     const std::string run = dir.path().string();
 
     // The option's value must not swallow the run directory.
-    auto r = report("summary --process 4242 " + run, dir);
+    auto r = run_report("summary --process 4242 " + run, dir);
     REQUIRE(r.status == 0);
     CHECK(r.out.find("process 4242:") != std::string::npos);
-    CHECK(report("--process 4242 --device 0 cuda_gpu_kern_sum " + run, dir).status == 0);
+    CHECK(run_report("--process 4242 --device 0 cuda_gpu_kern_sum " + run, dir).status == 0);
 
     // -r NAME,NAME -f json -o FILE (nsys stats spelling), old and new names, duplicates made once.
-    r = report("-r cuda_gpu_kern_sum,nvtxsum,nvtx_sum -f json -o " + dir.file("r.json") + " " + run, dir);
+    r = run_report("-r cuda_gpu_kern_sum,nvtxsum,nvtx_sum -f json -o " + dir.file("r.json") + " " + run, dir);
     REQUIRE(r.status == 0);
     json j = json::parse(slurp(dir.file("r.json")));
     CHECK(j["reports"].size() == 2);
     CHECK(j["reports"]["cuda_gpu_kern_sum"]["rows"].size() == 2);
     CHECK(j["reports"]["nvtx_sum"]["rows"].size() >= 4);
-    CHECK(report("--report gpukernsum --report cudaapisum " + run, dir).out.find("(cuda_api_sum)") != std::string::npos);
+    CHECK(run_report("--report gpukernsum --report cudaapisum " + run, dir).out.find("(cuda_api_sum)") != std::string::npos);
 
     // --timeunit: nsys's names and prefixes; -f column is nsys's name for the console table.
-    r = report("cuda_gpu_kern_sum -f csv --timeunit usec " + run, dir);
+    r = run_report("cuda_gpu_kern_sum -f csv --timeunit usec " + run, dir);
     REQUIRE(r.status == 0);
     CHECK(r.out.find("Total Time (us)") != std::string::npos);
     CHECK(r.out.find("66.000") != std::string::npos);  // 66000 ns
-    CHECK(report("cuda_gpu_kern_sum -f column --timeunit milliseconds " + run, dir).out.find("Total Time (ms)") !=
+    CHECK(run_report("cuda_gpu_kern_sum -f column --timeunit milliseconds " + run, dir).out.find("Total Time (ms)") !=
           std::string::npos);
-    CHECK(report("cuda_gpu_kern_sum --timeunit sec " + run, dir).out.find("Total Time (s)") != std::string::npos);
-    r = report("cuda_gpu_kern_sum --timeunit m " + run, dir);  // msec or microseconds: ambiguous
+    CHECK(run_report("cuda_gpu_kern_sum --timeunit sec " + run, dir).out.find("Total Time (s)") != std::string::npos);
+    r = run_report("cuda_gpu_kern_sum --timeunit m " + run, dir);  // msec or microseconds: ambiguous
     CHECK(r.status == 2);
     CHECK(r.err.find("unknown time unit 'm'") != std::string::npos);
 }
@@ -76,28 +53,28 @@ TEST_CASE("nsys habits: unknown and unavailable reports", "[nsys]") {
     write_small_run(dir);
     const std::string run = dir.path().string();
 
-    auto r = report("cuda_gpu_kern_summ " + run, dir);
+    auto r = run_report("cuda_gpu_kern_summ " + run, dir);
     CHECK(r.status == 2);
     CHECK(r.err.find("unknown report 'cuda_gpu_kern_summ'") != std::string::npos);
     CHECK(r.err.find("cuda_gpu_kern_sum, ") != std::string::npos);  // the list of known ones
-    r = report("-r nosuch " + run, dir);
+    r = run_report("-r nosuch " + run, dir);
     CHECK(r.status == 2);
     CHECK(r.err.find("unknown report 'nosuch'") != std::string::npos);
 
     // A report nsys has and gprof-run cannot make: skipped with the reason, the others still made.
-    r = report("-r osrt_sum,nvtx_sum,um_sum " + run, dir);
+    r = run_report("-r osrt_sum,nvtx_sum,um_sum " + run, dir);
     CHECK(r.status == 0);
     CHECK(r.err.find("skipped osrt_sum: gprof-run does not trace OS runtime calls") != std::string::npos);
     CHECK(r.err.find("skipped um_sum: no unified-memory records") != std::string::npos);
     CHECK(r.out.find("(nvtx_sum)") != std::string::npos);
-    r = report("-r osrt_sum " + run, dir);
+    r = run_report("-r osrt_sum " + run, dir);
     CHECK(r.status == 2);  // nothing could be made
-    r = report("-r osrt_sum,nvtx_sum -f json " + run, dir);
+    r = run_report("-r osrt_sum,nvtx_sum -f json " + run, dir);
     REQUIRE(r.status == 0);
     CHECK(json::parse(r.out)["skipped"].contains("osrt_sum"));
 
     // nsys's report arguments are ignored with a note, not an error.
-    r = report("cuda_gpu_kern_sum:base " + run, dir);
+    r = run_report("cuda_gpu_kern_sum:base " + run, dir);
     CHECK(r.status == 0);
     CHECK(r.err.find("report arguments (':base') are ignored") != std::string::npos);
 }
@@ -107,15 +84,15 @@ TEST_CASE("nsys habits: --kernel-filter matches the demangled names, .gz means g
     write_small_run(dir);
     const std::string run = dir.path().string();
     // kernel(float*, int) and other_kernel() as the table shows them.
-    auto r = report("cuda_gpu_kern_sum -f csv --kernel-filter '^kernel\\(float' " + run, dir);
+    auto r = run_report("cuda_gpu_kern_sum -f csv --kernel-filter '^kernel\\(float' " + run, dir);
     REQUIRE(r.status == 0);
     CHECK(r.out.find("kernel(float*, int)") != std::string::npos);
     CHECK(r.out.find("other_kernel") == std::string::npos);
-    r = report("cuda_gpu_kern_sum -f csv --kernel-filter '^_Z12other' " + run, dir);  // mangled still works
+    r = run_report("cuda_gpu_kern_sum -f csv --kernel-filter '^_Z12other' " + run, dir);  // mangled still works
     CHECK(r.out.find("other_kernel()") != std::string::npos);
     CHECK(r.out.find("kernel(float*, int)") == std::string::npos);
 
-    REQUIRE(report("timeline -o " + dir.file("t.json.gz") + " " + run, dir).status == 0);
+    REQUIRE(run_report("timeline -o " + dir.file("t.json.gz") + " " + run, dir).status == 0);
     std::string gz = slurp(dir.file("t.json.gz"));
     REQUIRE(gz.size() > 2);
     CHECK(static_cast<unsigned char>(gz[0]) == 0x1f);  // gzip magic

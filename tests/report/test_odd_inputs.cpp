@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "report_cli.h"
 #include "report_fixture.h"
 
 using namespace gprof::testing;
@@ -17,32 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // gprof-report with `args`, killed after 20 s; `as_nobody` runs it without root's right to read anything.
-Result report(const std::string& args, const TempDir& dir, bool as_nobody = false) {
-    std::string out = dir.file("cli.out"), err = dir.file("cli.err");
+CliResult report(const std::string& args, const TempDir& dir, bool as_nobody = false) {
     std::string prefix = "timeout -s KILL 20 ";
     if (as_nobody && ::geteuid() == 0) prefix += "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-    std::string cmd = prefix + GPROF_REPORT_EXE + " " + args + " >" + out + " 2>" + err;
-    int rc = std::system(cmd.c_str());
-    Result r;
-    if (WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
-    else if (WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return run_report(args, dir, prefix);
 }
 
-void expect_refusal(const Result& r, const std::string& message) {
+void expect_refusal(const CliResult& r, const std::string& message) {
     INFO("stderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find(message) != std::string::npos);
@@ -62,7 +45,7 @@ TEST_CASE("odd inputs: FIFO, /dev/zero, symlink loop, 0-byte file, directory: pr
 
     fs::create_symlink(dir.path() / "loop-b", dir.path() / "loop-a");
     fs::create_symlink(dir.path() / "loop-a", dir.path() / "loop-b");
-    Result loop = report(dir.file("loop-a"), dir);
+    CliResult loop = report(dir.file("loop-a"), dir);
     expect_refusal(loop, "a symbolic link loop");
     CHECK(loop.err.find("does not exist") == std::string::npos);
 
@@ -78,7 +61,7 @@ TEST_CASE("odd inputs: a FIFO among the traces of a run is named, the others rep
     TempDir dir;
     write_small_run(dir);
     REQUIRE(::mkfifo((dir.path() / "zz.9.gprof").c_str(), 0600) == 0);
-    Result r = report(dir.path().string(), dir);
+    CliResult r = report(dir.path().string(), dir);
     INFO(r.err);
     CHECK(r.status == 2);  // damage: one trace unreadable
     CHECK(r.err.find("zz.9.gprof") != std::string::npos);
@@ -121,10 +104,10 @@ TEST_CASE("gprof-report -o: never through a planted symlink, never over a file w
     expect_refusal(report("-o " + dir.file("victim") + " " + run, dir), "it exists (--force replaces it)");
     expect_refusal(report("timeline -o " + dir.file("victim") + " " + run, dir), "it exists (--force replaces it)");
     CHECK(slurp(dir.file("victim")) == "not ours\n");
-    Result forced = report("--force -o " + dir.file("victim") + " " + run, dir);
+    CliResult forced = report("--force -o " + dir.file("victim") + " " + run, dir);
     CHECK(forced.status == 0);
     CHECK(slurp(dir.file("victim")).find("GPU activities:") != std::string::npos);
-    Result tl = report("timeline --force -o " + dir.file("victim") + " " + run, dir);
+    CliResult tl = report("timeline --force -o " + dir.file("victim") + " " + run, dir);
     CHECK(tl.status == 0);
     CHECK(slurp(dir.file("victim")).rfind("{", 0) == 0);
     for (const auto& e : fs::directory_iterator(dir.path()))  // no temporary left beside it
