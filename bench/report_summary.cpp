@@ -16,6 +16,7 @@
 
 #include "model/aggregate.h"
 #include "reports/reports.h"
+#include "record_builders.h"
 #include "trace_fixture.h"
 
 namespace {
@@ -30,6 +31,7 @@ uint64_t record_count() {
 // A realistic mix: per iteration a launch + kernel, a memcpy call + copy, and every 16th an NVTX range and a sync.
 void fill(trace::TraceWriter& w, uint64_t records) {
     using namespace trace;
+    using namespace testing;
     w.add(Thread{1, w.intern("main")});
     Device d;
     d.name = w.intern("Bench GPU");
@@ -42,48 +44,20 @@ void fill(trace::TraceWriter& w, uint64_t records) {
     uint64_t t = 1'000'000'000, written = 0;
     uint32_t corr = 1;
     for (uint64_t i = 0; written < records; ++i) {
-        ApiCall a;
-        a.tid = 1;
-        a.start = t;
-        a.end = t + 3000 + i % 700;
-        a.correlation = corr;
-        a.name = launch;
-        w.add(a);
-        Kernel k;
-        k.start = t + 4000;
-        k.end = t + 9000 + (i * 37) % 5000;
-        k.correlation = corr++;
+        w.add(api_call(1, t, t + 3000 + i % 700, corr, launch));
+        Kernel k = kernel_op(t + 4000, t + 9000 + (i * 37) % 5000, corr++, kernels[i % 8]);
         k.stream = 7;
         k.grid_x = 128;
         k.block_x = 256;
-        k.name = kernels[i % 8];
         w.add(k);
-        a.start = t + 10000;
-        a.end = t + 12000;
-        a.correlation = corr;
-        a.name = copy;
-        w.add(a);
-        Memcpy m;
-        m.start = t + 15000;
-        m.end = t + 17000 + i % 300;
-        m.bytes = 65536;
-        m.correlation = corr++;
-        m.copy_kind = i % 2 ? MemcpyKind::HtoD : MemcpyKind::DtoH;
+        w.add(api_call(1, t + 10000, t + 12000, corr, copy));
+        Memcpy m = memcpy_op(t + 15000, t + 17000 + i % 300, 65536, corr++, i % 2 ? MemcpyKind::HtoD : MemcpyKind::DtoH);
         m.stream = 7;
         w.add(m);
         written += 4;
         if (i % 16 == 15) {
-            a.start = t + 18000;
-            a.end = t + 19000;
-            a.correlation = corr++;
-            a.name = sync;
-            w.add(a);
-            Nvtx n;
-            n.tid = 1;
-            n.start = t - 15 * 20000;
-            n.end = t + 20000;
-            n.name = step;
-            w.add(n);
+            w.add(api_call(1, t + 18000, t + 19000, corr++, sync));
+            w.add(nvtx_range(1, t - 15 * 20000, t + 20000, step));
             written += 2;
         }
         t += 20000;

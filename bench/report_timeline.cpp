@@ -15,6 +15,7 @@
 #include "timeline/encoders.h"
 #include "timeline/model.h"
 #include "timeline/timeline.h"
+#include "record_builders.h"
 #include "trace_fixture.h"
 
 namespace {
@@ -43,41 +44,17 @@ const report::Run& bench_run() {
             uint64_t t = 1'000'000'000;
             uint32_t corr = 1;
             for (uint64_t i = 0; i < iterations; ++i) {
-                ApiCall a;
-                a.tid = 1;
-                a.start = t;
-                a.end = t + 3000;
-                a.correlation = corr;
-                a.name = launch;
-                w.add(a);
-                Kernel k;
-                k.start = t + 4000;
-                k.end = t + 9000;
-                k.correlation = corr++;
+                w.add(testing::api_call(1, t, t + 3000, corr, launch));
+                Kernel k = testing::kernel_op(t + 4000, t + 9000, corr++, kernel);
                 k.stream = 7;
                 k.grid_x = k.grid_y = k.grid_z = 1;
                 k.block_x = k.block_y = k.block_z = 128;
-                k.name = kernel;
                 w.add(k);
-                a.start = t + 10000;
-                a.end = t + 12000;
-                a.correlation = corr;
-                a.name = copy;
-                w.add(a);
-                Memcpy m;
-                m.start = t + 13000;
-                m.end = t + 15000;
-                m.bytes = 4096;
-                m.correlation = corr++;
-                m.copy_kind = MemcpyKind::HtoD;
+                w.add(testing::api_call(1, t + 10000, t + 12000, corr, copy));
+                Memcpy m = testing::memcpy_op(t + 13000, t + 15000, 4096, corr++, MemcpyKind::HtoD);
                 m.stream = 7;
                 w.add(m);
-                Nvtx n;
-                n.tid = 1;
-                n.start = t;
-                n.end = t + 16000;
-                n.name = step;
-                w.add(n);
+                w.add(testing::nvtx_range(1, t, t + 16000, step));
                 t += 20000;
             }
         });

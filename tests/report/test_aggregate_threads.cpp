@@ -9,6 +9,7 @@
 
 #include "model/aggregate.h"
 #include "reports/reports.h"
+#include "record_builders.h"
 #include "trace_fixture.h"
 
 using namespace gprof;
@@ -34,33 +35,16 @@ void fill(trace::TraceWriter& w) {
     for (uint64_t i = 0; i < iterations; ++i) {
         if (i % 4000 == 0) kernels.push_back(w.intern(("_Z6kernelILi" + std::to_string(i / 4000) + "EEvPf").c_str()));
         uint64_t tid = i % 5 == 4 ? 2 : 1;
-        ApiCall a;
-        a.tid = tid;
-        a.start = t;
-        a.end = t + 3000 + (i * 7919) % 900;
-        a.correlation = corr;
-        a.name = launch;
-        w.add(a);
-        Kernel k;
-        k.start = t + 4000;
-        k.end = t + 9000 + (i * 104729) % 7000 + (i % 1000 == 0 ? 5'000'000'000ull : 0);  // a few > 2^32 ns
-        k.correlation = corr++;
-        k.name = i % 3 ? kernels[0] : kernels[(i / 7) % kernels.size()];
+        w.add(api_call(tid, t, t + 3000 + (i * 7919) % 900, corr, launch));
+        Kernel k = kernel_op(t + 4000,
+                             t + 9000 + (i * 104729) % 7000 + (i % 1000 == 0 ? 5'000'000'000ull : 0),  // a few > 2^32 ns
+                             corr++, i % 3 ? kernels[0] : kernels[(i / 7) % kernels.size()]);
         k.graph_id = i % 997 == 0 ? 9 : 0;
         w.add(k);
         if (i % 2) {
-            a.start = t + 10000;
-            a.end = t + 12000 + i % 300;
-            a.correlation = corr;
-            a.name = copy;
-            w.add(a);
-            Memcpy m;
-            m.start = t + 15000;
-            m.end = t + 17000 + (i * 31) % 500;
-            m.bytes = 4096 * (1 + i % 64);
-            m.correlation = corr++;
-            m.copy_kind = i % 4 == 1 ? MemcpyKind::HtoD : MemcpyKind::DtoH;
-            w.add(m);
+            w.add(api_call(tid, t + 10000, t + 12000 + i % 300, corr, copy));
+            w.add(memcpy_op(t + 15000, t + 17000 + (i * 31) % 500, 4096 * (1 + i % 64), corr++,
+                            i % 4 == 1 ? MemcpyKind::HtoD : MemcpyKind::DtoH));
         }
         if (i % 50 == 0) {
             Memset s;
@@ -76,21 +60,12 @@ void fill(trace::TraceWriter& w) {
             w.add(mem);
         }
         if (i % 16 == 15) {
-            Nvtx n;
-            n.tid = 1;
-            n.start = t - 15 * 20000;
-            n.end = t + 20000;
-            n.name = step;
+            Nvtx n = nvtx_range(1, t - 15 * 20000, t + 20000, step);
             n.domain = i % 32 == 31 ? domain : 0;
             w.add(n);
         }
         if (i % 1600 == 1599) {
-            Nvtx n;
-            n.tid = 1;
-            n.start = t - 1599 * 20000;
-            n.end = t + 20000;
-            n.name = epoch;
-            w.add(n);
+            w.add(nvtx_range(1, t - 1599 * 20000, t + 20000, epoch));
             GraphLaunch g;
             g.start = t + 1000;
             g.end = t + 30000;

@@ -110,6 +110,12 @@ void write_app_trace(const std::string& file, const TraceOptions& o = {}) {
     });
 }
 
+// The app's trace written to `file` with `o`, and loaded.
+Run app_run(const std::string& file, const TraceOptions& o = {}) {
+    write_app_trace(file, o);
+    return load_run({file});
+}
+
 std::string run_report(const std::string& trace, const std::string& report, OutputFormat format,
                        std::string* err_out = nullptr, int want_status = 0) {
     ReportOptions ro;
@@ -126,8 +132,7 @@ std::string run_report(const std::string& trace, const std::string& report, Outp
 TEST_CASE("call sites: the user's line first, the inlined frame and its caller, no runtime frame", "[callsite]") {
     clear_symbol_cache();
     TempDir dir;
-    write_app_trace(dir.file("a.gprof"));
-    Run run = load_run({dir.file("a.gprof")});
+    Run run = app_run(dir.file("a.gprof"));
     REQUIRE(run.processes.size() == 1);
     CallSites cs(run.processes[0]);
 
@@ -177,10 +182,7 @@ TEST_CASE("call sites: each distinct address resolved once, the module opened on
 
 TEST_CASE("call sites: a Python thread's frames come first, innermost first", "[callsite]") {
     TempDir dir;
-    TraceOptions o;
-    o.python = true;
-    write_app_trace(dir.file("p.gprof"), o);
-    Run run = load_run({dir.file("p.gprof")});
+    Run run = app_run(dir.file("p.gprof"), {.python = true});
     CallSites cs(run.processes.at(0));
     const ResolvedStack* r = cs.of_correlation(4);
     REQUIRE(r);
@@ -194,10 +196,7 @@ TEST_CASE("call sites: a Python thread's frames come first, innermost first", "[
 
 TEST_CASE("call sites: an old Backtrace trace still prints file:line", "[callsite]") {
     TempDir dir;
-    TraceOptions o;
-    o.legacy = true;
-    write_app_trace(dir.file("old.gprof"), o);
-    Run run = load_run({dir.file("old.gprof")});
+    Run run = app_run(dir.file("old.gprof"), {.legacy = true});
     CallSites cs(run.processes.at(0));
     const ResolvedStack* r = cs.of_correlation(2);
     REQUIRE(r);
@@ -355,8 +354,7 @@ TEST_CASE("call sites: hostile stacks and modules give warnings, never a crash o
 
 TEST_CASE("call sites: the timeline's API and GPU slices carry the call site and stack, in JSON and Perfetto", "[callsite][timeline]") {
     TempDir dir;
-    write_app_trace(dir.file("a.gprof"));
-    Run run = load_run({dir.file("a.gprof")});
+    Run run = app_run(dir.file("a.gprof"));
     timeline::TimelineModel m = timeline::build_timeline_model(run);
     const std::string& launch = app().expect.at("launch").first;
     size_t api = 0, kernel = 0, copy = 0;
@@ -403,8 +401,7 @@ TEST_CASE("call sites: the timeline's API and GPU slices carry the call site and
 
 TEST_CASE("call sites: a finding names the program line behind it", "[callsite][analyze]") {
     TempDir dir;
-    write_app_trace(dir.file("a.gprof"));
-    Run run = load_run({dir.file("a.gprof")});
+    Run run = app_run(dir.file("a.gprof"));
     AnalysisResult a = analyze_run(run, {});
     const Finding* pageable = nullptr;
     for (const auto& f : a.findings)

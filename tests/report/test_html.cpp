@@ -16,6 +16,7 @@
 #include "html/figures.h"
 #include "html/html.h"
 #include "html/svg.h"
+#include "record_builders.h"
 #include "report_fixture.h"
 
 using namespace gprof::report;
@@ -51,28 +52,15 @@ void fill_hostile_run(gprof::trace::TraceWriter& w) {
     const StringId bad_utf8 = w.intern("kern\xff\xfe\xc0\xaf\xed\xa0\x80_end\xe2\x82");
     for (uint32_t i = 0; i < 20; ++i) {
         uint64_t base = kT0 + 1000 + i * 10'000;
-        ApiCall a;
-        a.tid = 100;
-        a.start = base;
-        a.end = base + 2000;
-        a.correlation = i + 1;
-        a.name = launch;
-        w.add(a);
-        Kernel k;
-        k.start = base + 3000;
-        k.end = base + 6000;
-        k.correlation = i + 1;
+        w.add(api_call(100, base, base + 2000, i + 1, launch));
+        Kernel k = kernel_op(base + 3000, base + 6000, i + 1, i % 2 ? evil : bad_utf8);
         k.stream = 7;
         k.grid_x = k.grid_y = k.grid_z = 1;
         k.block_x = 64;
         k.block_y = k.block_z = 1;
-        k.name = i % 2 ? evil : bad_utf8;
         w.add(k);
-        Nvtx n;
-        n.tid = n.end_tid = 100;
-        n.start = base;
-        n.end = base + 9000;
-        n.name = w.intern("step</title><script>alert(2)</script>");
+        Nvtx n = nvtx_range(100, base, base + 9000, w.intern("step</title><script>alert(2)</script>"));
+        n.end_tid = 100;
         w.add(n);
     }
 }
@@ -254,25 +242,12 @@ TEST_CASE("the run page stays the same size however many events the run holds", 
             for (int i = 0; i < 8; ++i) names[i] = w.intern(("_Z7kernel" + std::to_string(i) + "Pf").c_str());
             for (uint32_t i = 0; i < kernels; ++i) {
                 uint64_t base = kT0 + i * 10'000ull;
-                ApiCall a;
-                a.tid = 1;
-                a.start = base;
-                a.end = base + 2000;
-                a.correlation = i + 1;
-                a.name = launch;
-                w.add(a);
-                Kernel k;
-                k.start = base + 3000;
-                k.end = base + 3000 + 1000 + (i * 37) % 5000;
-                k.correlation = i + 1;
+                w.add(api_call(1, base, base + 2000, i + 1, launch));
+                Kernel k = kernel_op(base + 3000, base + 3000 + 1000 + (i * 37) % 5000, i + 1, names[i % 8]);
                 k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
-                k.name = names[i % 8];
                 w.add(k);
-                Nvtx n;
-                n.tid = n.end_tid = 1;
-                n.start = base;
-                n.end = base + 9000;
-                n.name = w.intern("step");
+                Nvtx n = nvtx_range(1, base, base + 9000, w.intern("step"));
+                n.end_tid = 1;
                 w.add(n);
             }
         });
