@@ -99,6 +99,19 @@ void cap_address_space(uint64_t extra_bytes) {
     REQUIRE(::setrlimit(RLIMIT_AS, &lim) == 0);  // a later case in the same process may set its own
 }
 
+// A definition of id 2^30 - 1 at the start of the last chunk (far beyond what the file can have defined there) and
+// the first kernel naming 2^30: each would size a table of a billion entries.
+void add_far_string_ids(RawTrace& raw) {
+    RawRecord def;
+    def.kind = static_cast<uint8_t>(trace::RecordKind::String);
+    def.body = encode_values({(1ull << 30) - 1});
+    def.body.push_back('x');
+    raw.chunks.back().records.insert(raw.chunks.back().records.begin(), def);
+    RawRecord* k = raw.first_of_kind(static_cast<uint8_t>(trace::RecordKind::Kernel));
+    REQUIRE(k);
+    REQUIRE(set_field(*k, field_index<trace::Kernel>("name"), 1ull << 30));
+}
+
 }  // namespace
 
 TEST_CASE("hostile: a kernel naming string id 0xFFFFFFFF is skipped with a warning, every output still made") {
@@ -132,14 +145,7 @@ TEST_CASE("hostile: string ids up to 2^30 size nothing: definitions and uses bey
     cap_address_space(1ull << 30);
     auto raw = RawTrace::parse(slurp(only_trace(kH100 / "ka-static-kernels")));
     REQUIRE(raw);
-    // A definition of id 2^30 - 1 and a kernel using 2^30: each would size a table of a billion entries.
-    RawRecord def;
-    def.kind = static_cast<uint8_t>(trace::RecordKind::String);
-    def.body = encode_values({(1ull << 30) - 1});
-    def.body.push_back('x');
-    raw->chunks.back().records.insert(raw->chunks.back().records.begin(), def);
-    RawRecord* k = raw->first_of_kind(static_cast<uint8_t>(trace::RecordKind::Kernel));
-    REQUIRE(set_field(*k, field_index<trace::Kernel>("name"), 1ull << 30));
+    add_far_string_ids(*raw);
     Crafted run(raw->serialize());
 
     trace::TraceReader reader(run.trace.string());
@@ -155,16 +161,9 @@ TEST_CASE("hostile: string ids up to 2^30 size nothing: definitions and uses bey
 TEST_CASE("hostile: the chunk decoder (the summary's path) skips, counts and says what TraceReader::next() does") {
     auto raw = RawTrace::parse(slurp(only_trace(kH100 / "ka-static-kernels")));
     REQUIRE(raw);
-    // A definition of id 2^30 - 1 early in the last chunk, a kernel naming 2^30 and a record of an unknown kind: each
-    // is skipped, and counted and said the same way whichever loop decodes the records.
-    RawRecord def;
-    def.kind = static_cast<uint8_t>(trace::RecordKind::String);
-    def.body = encode_values({(1ull << 30) - 1});
-    def.body.push_back('x');
-    raw->chunks.back().records.insert(raw->chunks.back().records.begin(), def);
-    RawRecord* k = raw->first_of_kind(static_cast<uint8_t>(trace::RecordKind::Kernel));
-    REQUIRE(k);
-    REQUIRE(set_field(*k, field_index<trace::Kernel>("name"), 1ull << 30));
+    // The far string ids, and a record of an unknown kind: each is skipped, and counted and said the same way
+    // whichever loop decodes the records.
+    add_far_string_ids(*raw);
     RawRecord unknown;
     unknown.kind = 250;
     unknown.body = {1, 2, 3};
