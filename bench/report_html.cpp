@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "generated_trace.h"
 #include "html/html.h"
 #include "trace_fixture.h"
 
@@ -20,22 +21,14 @@ namespace {
 
 using namespace gprof;
 
-uint64_t record_count() {
-    const char* n = std::getenv("GPROF_BENCH_RECORDS");
-    return n ? std::strtoull(n, nullptr, 10) : 1'000'000ull;
-}
+uint64_t record_count() { return bench::bench_record_count(1'000'000ull); }
 
 const testing::TempDir& bench_dir() {
     static testing::TempDir dir;
     static bool written = [] {
         testing::write_trace(dir.file("app.1.gprof"), [](trace::TraceWriter& w) {
             using namespace trace;
-            w.add(Thread{1, w.intern("main")});
-            Device d;
-            d.name = w.intern("Bench GPU");
-            d.sm_count = 132;
-            d.global_memory_bytes = 80ull << 30;
-            w.add(d);
+            bench::add_bench_gpu(w, 80ull << 30);
             StringId launch = w.intern("cudaLaunchKernel"), copy = w.intern("cudaMemcpyAsync");
             StringId step = w.intern("step"), fwd = w.intern("forward"), bwd = w.intern("backward");
             StringId kernels[8];

@@ -17,26 +17,20 @@
 #include "model/aggregate.h"
 #include "reports/reports.h"
 #include "record_builders.h"
+#include "generated_trace.h"
 #include "trace_fixture.h"
 
 namespace {
 
 using namespace gprof;
 
-uint64_t record_count() {
-    const char* n = std::getenv("GPROF_BENCH_RECORDS");
-    return n ? std::strtoull(n, nullptr, 10) : 10'000'000ull;
-}
+uint64_t record_count() { return bench::bench_record_count(10'000'000ull); }
 
 // A realistic mix: per iteration a launch + kernel, a memcpy call + copy, and every 16th an NVTX range and a sync.
 void fill(trace::TraceWriter& w, uint64_t records) {
     using namespace trace;
     using namespace testing;
-    w.add(Thread{1, w.intern("main")});
-    Device d;
-    d.name = w.intern("Bench GPU");
-    d.sm_count = 132;
-    w.add(d);
+    bench::add_bench_gpu(w);
     StringId launch = w.intern("cudaLaunchKernel"), copy = w.intern("cudaMemcpyAsync"),
              sync = w.intern("cudaStreamSynchronize"), step = w.intern("step");
     StringId kernels[8];

@@ -16,16 +16,14 @@
 #include "timeline/model.h"
 #include "timeline/timeline.h"
 #include "record_builders.h"
+#include "generated_trace.h"
 #include "trace_fixture.h"
 
 namespace {
 
 using namespace gprof;
 
-uint64_t record_count() {
-    const char* n = std::getenv("GPROF_BENCH_RECORDS");
-    return n ? std::strtoull(n, nullptr, 10) : 1'250'000ull;
-}
+uint64_t record_count() { return bench::bench_record_count(1'250'000ull); }
 
 const report::Run& bench_run() {
     static report::Run run = [] {
@@ -34,11 +32,7 @@ const report::Run& bench_run() {
         const uint64_t iterations = record_count() / 5;
         testing::write_trace(path, [&](trace::TraceWriter& w) {
             using namespace trace;
-            w.add(Thread{1, w.intern("main")});
-            Device d;
-            d.name = w.intern("Bench GPU");
-            d.sm_count = 132;
-            w.add(d);
+            bench::add_bench_gpu(w);
             StringId launch = w.intern("cudaLaunchKernel"), copy = w.intern("cudaMemcpyAsync"), step = w.intern("step");
             StringId kernel = w.intern("_Z6kernelPfi");
             uint64_t t = 1'000'000'000;
