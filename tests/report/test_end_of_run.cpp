@@ -16,11 +16,8 @@ TEST_CASE("finish_run: summary, summary.txt and timeline", "[end_of_run]") {
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary = SummaryMode::Brief;
-    o.summary_out = &out;
-    o.timeline_path = dir.path() / "timeline.json";
+    EndOfRunOptions o{.run_dir = dir.path(), .summary = SummaryMode::Brief,
+                       .timeline_path = dir.path() / "timeline.json", .summary_out = &out};
     auto r = finish_run(o);
     CHECK(r.ok);
     REQUIRE(r.traces.size() == 1);
@@ -44,11 +41,8 @@ TEST_CASE("finish_run: full summary and none", "[end_of_run]") {
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary = SummaryMode::Full;
-    o.summary_out = &out;
-    o.write_summary_file = false;
+    EndOfRunOptions o{.run_dir = dir.path(), .summary = SummaryMode::Full, .summary_out = &out,
+                       .write_summary_file = false};
     auto r = finish_run(o);
     CHECK(r.ok);
     CHECK_FALSE(r.summary_file);
@@ -63,9 +57,7 @@ TEST_CASE("finish_run: full summary and none", "[end_of_run]") {
 TEST_CASE("finish_run: empty, missing and unwritable run directories never throw", "[end_of_run]") {
     TempDir dir;
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary_out = &out;
+    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out};
     auto r = finish_run(o);
     CHECK(r.traces.empty());
     CHECK_FALSE(r.warnings.empty());
@@ -86,9 +78,7 @@ TEST_CASE("finish_run: a trace from a process that died still reports", "[end_of
     TempDir dir;
     write_trace(dir.file("app.77.gprof"), fill_small_run, /*finish=*/false, test_header(77));
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary_out = &out;
+    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out};
     auto r = finish_run(o);
     CHECK(r.ok);
     CHECK(out.str().find("did not finish normally") != std::string::npos);
@@ -106,9 +96,7 @@ TEST_CASE("finish_run: collector status warnings explain missing CUDA activity",
         w.add(st);
     }, true, test_header(88));
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary_out = &out;
+    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out};
     auto r = finish_run(o);
     bool found = false;
     for (const auto& w : r.warnings) found |= w.find("CUPTI unavailable") != std::string::npos;
@@ -125,10 +113,7 @@ TEST_CASE("finish_run creates its files 0600 and never through a planted symlink
     std::filesystem::create_symlink(victim, dir.path() / "summary.txt");
     std::filesystem::create_symlink(victim, dir.path() / "timeline.json");
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary_out = &out;
-    o.timeline_path = dir.path() / "timeline.json";
+    EndOfRunOptions o{.run_dir = dir.path(), .timeline_path = dir.path() / "timeline.json", .summary_out = &out};
     auto r = finish_run(o);
     CHECK_FALSE(r.ok);
     CHECK_FALSE(r.summary_file);
@@ -155,12 +140,8 @@ TEST_CASE("finish_run: a .pftrace timeline is Perfetto's protobuf; a run over th
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary = SummaryMode::None;
-    o.summary_out = &out;
-    o.write_summary_file = false;
-    o.timeline_path = dir.path() / "t.pftrace";
+    EndOfRunOptions o{.run_dir = dir.path(), .summary = SummaryMode::None, .timeline_path = dir.path() / "t.pftrace",
+                       .summary_out = &out, .write_summary_file = false};
     auto r = finish_run(o);
     CHECK(r.ok);
     REQUIRE(r.timeline);

@@ -263,10 +263,7 @@ TEST_CASE("finish_run writes report.html 0600, and never through a planted symli
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;
-    EndOfRunOptions o;
-    o.run_dir = dir.path();
-    o.summary_out = &out;
-    o.html_path = dir.path() / "report.html";
+    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out, .html_path = dir.path() / "report.html"};
     auto r = finish_run(o);
     CHECK(r.ok);
     REQUIRE(r.html_file);
