@@ -210,9 +210,7 @@ TEST_CASE("call sites: a module without debug info gives one warning; its debug 
     TempDir dir;
     std::string stripped = dir.file("stripped-app");
     command_stdout("objcopy --strip-debug '" + app().path + "' '" + stripped + "'");
-    TraceOptions o;
-    o.module_path = stripped;
-    write_app_trace(dir.file("s.gprof"), o);
+    write_app_trace(dir.file("s.gprof"), {.module_path = stripped});
     std::string err;
     std::string csv = run_report(dir.file("s.gprof"), "cuda_callsite_sum", OutputFormat::Csv, &err);
     INFO(err << csv);
@@ -247,9 +245,7 @@ TEST_CASE("call sites: a module without debug info gives one warning; its debug 
 
 TEST_CASE("cuda_callsite_sum: kernel time, sync time and memcpy bytes per call site, full stack in JSON", "[callsite]") {
     TempDir dir;
-    TraceOptions o;
-    o.python = true;
-    write_app_trace(dir.file("a.gprof"), o);
+    write_app_trace(dir.file("a.gprof"), {.python = true});
     auto doc = nlohmann::json::parse(run_report(dir.file("a.gprof"), "cuda_callsite_sum", OutputFormat::Json));
     const auto& rows = doc["reports"]["cuda_callsite_sum"]["rows"];
     REQUIRE(rows.size() == 4);
