@@ -97,6 +97,18 @@ void Recorder::write_range(tr::TraceWriter& writer, const tr::Nvtx& range) {
     ++ranges_written_;
 }
 
+// A pop: the innermost open push of its stack ends at `end` and is written; no push open (or no stack for its
+// domain) is a pop without a push, counted.
+inline void Recorder::pop_range(std::vector<tr::Nvtx>* stack, tr::Timestamp end, tr::TraceWriter& writer) {
+    if (!stack || stack->empty()) {
+        ++overflow_;  // pop without push
+        return;
+    }
+    stack->back().end = end;
+    write_range(writer, stack->back());
+    stack->pop_back();
+}
+
 void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, tr::TraceWriter& writer) {
     const auto* h = reinterpret_cast<const EventHeader*>(event);
     const uint8_t* q = event + sizeof(EventHeader);
@@ -152,13 +164,7 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
             auto it = st.stacks.find(h->domain);
             stack = it == st.stacks.end() ? nullptr : &it->second;
         }
-        if (!stack || stack->empty()) {
-            ++overflow_;  // pop without push
-            break;
-        }
-        stack->back().end = h->timestamp;
-        write_range(writer, stack->back());
-        stack->pop_back();
+        pop_range(stack, h->timestamp, writer);
         break;
     }
     case EventType::Start: {
@@ -212,24 +218,13 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
             // (on_event's frame and its general record filling were a third of the writer's time per range.)
             const auto* h = reinterpret_cast<const EventHeader*>(event);
             if (h->type == EventType::ShortPop) [[likely]] {
-                auto& stack = st.default_stack;
-                if (stack.empty()) {
-                    ++overflow_;  // pop without push
-                    return;
-                }
-                tr::Nvtx& top = stack.back();
-                top.end = short_pop_timestamp(event);
-                write_range(writer, top);
-                stack.pop_back();
+                pop_range(&st.default_stack, short_pop_timestamp(event), writer);
                 return;
             }
             if (h->flags == 0 && h->domain == 0) [[likely]] {
                 auto& stack = st.default_stack;
-                if (h->type == EventType::Pop && !stack.empty()) {
-                    tr::Nvtx& top = stack.back();
-                    top.end = h->timestamp;
-                    write_range(writer, top);
-                    stack.pop_back();
+                if (h->type == EventType::Pop) {
+                    pop_range(&stack, h->timestamp, writer);
                     return;
                 }
                 if (h->type == EventType::Push) {

@@ -74,6 +74,7 @@ private:
 
     void on_event(ThreadStream* s, StreamState& st, const uint8_t* event, trace::TraceWriter& writer);
     void write_range(trace::TraceWriter& writer, const trace::Nvtx& range);
+    void pop_range(std::vector<trace::Nvtx>* stack, trace::Timestamp end, trace::TraceWriter& writer);
     trace::StringId domain_string(uint32_t domain, trace::TraceWriter& writer);
     trace::StringId registered_string(uint32_t id, trace::TraceWriter& writer);
     trace::StringId category_string(uint32_t domain, uint32_t category, trace::TraceWriter& writer);

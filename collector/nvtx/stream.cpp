@@ -96,7 +96,8 @@ uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept {
     // `committed` of the old block is already final (commit() stores it after every event).
     old->next.store(b, std::memory_order_release);
     // Blocks pile up faster than the writer's period reads them: ask it to read now, so it frees them for reuse
-    // before this thread needs fresh memory (a fresh block is 64 page faults; a reused one none).
+    // before this thread needs fresh memory (a fresh block is an mmap whose pages the kernel zeroes; a reused one
+    // is neither).
     if (g_blocks.in_flight() >= kNudgeBytes) session_nudge_writer();
     return b->data;
 }

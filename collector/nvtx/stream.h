@@ -3,9 +3,9 @@
 // Each application thread that calls NVTX appends fixed-layout events to its own chain of blocks (single
 // producer: the thread; single consumer: the writer thread). No lock, no syscall and no shared cache line on
 // the hot path: an event is a header, a timestamp and the copied name bytes, published with one release store.
-// When a block is full the thread mallocs the next one (once per 256 KiB) and links it in; the writer frees
-// blocks it has read. A global cap on the bytes in flight bounds memory; beyond it events are counted as
-// dropped, never silently lost.
+// When a block is full the thread takes the next one (once per 256 KiB, core/block_pool.h) and links it in; the
+// writer gives back the blocks it has read. A global cap on the bytes in flight bounds memory; beyond it events
+// are counted as dropped, never silently lost.
 //
 // Push/pop matching, start/end pairing across threads, and string interning all happen later, on the writer
 // thread (nvtx/recorder.h); the application thread only keeps its push depth, which NVTX returns, and whether one
