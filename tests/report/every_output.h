@@ -1,7 +1,8 @@
 // Every output gprof-report and gprof-run make from a run, made in-process from one trace: the summary and every
 // nsys-named report (table and JSON), the memory report, the timeline in both formats, analyze, diff against a
-// baseline, the SQLite export, and gprof-run's end-of-run step. The hostile-trace tests and the structure-aware fuzzer run it on
-// crafted traces: it must return (any exception escaping it is a bug), in bounded time and memory.
+// baseline, the SQLite export, and gprof-run's end-of-run step with its report.html. The hostile-trace tests and
+// the structure-aware fuzzer run it on crafted traces: it must return (any exception escaping it is a bug), in
+// bounded time and memory.
 // A test helper: nothing here is installed.
 #pragma once
 
@@ -109,8 +110,11 @@ inline EveryOutput run_every_output(const std::filesystem::path& run_dir, const 
         eo.summary = SummaryMode::Full;
         eo.summary_out = &summary;
         eo.write_summary_file = false;
+        eo.html_path = run_dir / "report.html";  // report.html too: every section, call sites included
         finish_run(eo);
         o.end_of_run_bytes = summary.str().size();
+        std::error_code ec;
+        std::filesystem::remove(*eo.html_path, ec);
     });
     return o;
 }
