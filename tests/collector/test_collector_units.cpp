@@ -508,7 +508,7 @@ TEST_CASE("capture window: range end stop / repeat:N / none") {
     }
 }
 
-TEST_CASE("capture window: delay and duration edges; ranges are looked for only inside them") {
+TEST_CASE("capture window: delay and duration edges, ranges are looked for only inside them") {
     SECTION("delay then duration, no range") {
         CaptureWindow::Options o;
         o.open_at = 5000;

@@ -71,7 +71,7 @@ TEST_CASE("a newer minor version is read with a warning") {
     CHECK(r.warnings()[0].find("newer") != std::string::npos);
 }
 
-TEST_CASE("unknown required feature bits are refused; informational bits are not") {
+TEST_CASE("unknown required feature bits are refused, informational bits are not") {
     TempDir dir;
     auto bytes = minimal_trace(dir);
     auto required = bytes;
@@ -95,7 +95,7 @@ TEST_CASE("files that are not traces get a clear error") {
     CHECK(error_of(preamble).find("no readable header") != std::string::npos);
 }
 
-TEST_CASE("records of unknown kinds are skipped and counted; appended fields are ignored") {
+TEST_CASE("records of unknown kinds are skipped and counted, appended fields are ignored") {
     TempDir dir;
     auto bytes = minimal_trace(dir);
     codec::store_u16(bytes.data() + 10, kFormatMinor + 1);

@@ -205,7 +205,7 @@ TEST_CASE("call sites: an old Backtrace trace still prints file:line", "[callsit
     CHECK(csv.find(app().expect.at("copy").first) != std::string::npos);
 }
 
-TEST_CASE("call sites: a module without debug info gives one warning; its debug file found by build id", "[callsite]") {
+TEST_CASE("call sites: a module without debug info gives one warning, its debug file found by build id", "[callsite]") {
     clear_symbol_cache();
     TempDir dir;
     std::string stripped = dir.file("stripped-app");
@@ -473,7 +473,7 @@ TEST_CASE("call sites: measure", "[.measure]") {
     CHECK(csv.find(app().expect.at("launch").first) != std::string::npos);
 }
 
-TEST_CASE("call sites: a program's own cudaX function is its call site; the runtime's entry points are not",
+TEST_CASE("call sites: a program's own cudaX function is its call site, the runtime's entry points are not",
           "[callsite]") {
     // A statically linked runtime's public entry point lies in the program's image: it is known by the API names
     // the trace's calls carry, not by the shape of the name, so the program's wrapper around it stays the site.

@@ -136,7 +136,7 @@ TEST_CASE("finish_run creates its files 0600 and never through a planted symlink
     CHECK(mode(*ok.timeline) == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
 }
 
-TEST_CASE("finish_run: a .pftrace timeline is Perfetto's protobuf; a run over the JSON limit gets one instead", "[end_of_run]") {
+TEST_CASE("finish_run: a .pftrace timeline is Perfetto's protobuf, a run over the JSON limit gets one instead", "[end_of_run]") {
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;

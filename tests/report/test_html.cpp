@@ -75,7 +75,7 @@ gprof::trace::HeaderInfo hostile_header() {
 
 }  // namespace
 
-TEST_CASE("escape: markup and quotes become references; invalid UTF-8 and controls become U+FFFD", "[html]") {
+TEST_CASE("escape: markup and quotes become references, invalid UTF-8 and controls become U+FFFD", "[html]") {
     CHECK(h::escape("<script>alert('x')</script> & \"y\"") ==
           "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;");
     // Valid multi-byte text passes unchanged: 2, 3 and 4-byte sequences.
@@ -173,7 +173,7 @@ TEST_CASE("memory_figures: device memory in use over time, its peak and the budg
     CHECK(f.budgets.front().live_bytes == 2'000'000);
 }
 
-TEST_CASE("step_figures: one bar per step, or bins of consecutive steps; the histogram counts every step", "[html]") {
+TEST_CASE("step_figures: one bar per step, or bins of consecutive steps, the histogram counts every step", "[html]") {
     StepView v;
     for (int i = 0; i < 1000; ++i) {
         v.steps.push_back({0, 1, i * 100, i * 100 + 10 + (i % 10), "step"});

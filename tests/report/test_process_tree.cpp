@@ -138,7 +138,7 @@ size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("summary: helper processes are one line; the program's processes say who they are", "[report][tree]") {
+TEST_CASE("summary: helper processes are one line, the program's processes say who they are", "[report][tree]") {
     TempDir dir;
     write_tree(dir);
     std::string text = report(dir, OutputFormat::Table, false);
@@ -147,7 +147,9 @@ TEST_CASE("summary: helper processes are one line; the program's processes say w
     // The CPU-only worker (an info line only) is a helper too.
     CHECK(count(text, "\n  36 helper processes with no GPU or NVTX activity: ptxas \u00d720, nvlink \u00d710, sh \u00d75, "
                       "python3 \u00d71\n") == 1);
-    CHECK(count(text, "  process ") == 4);  // the launcher, two ranks, the worker that died
+    // The launcher and the worker that died by pid, the two ranks by rank (issue 21): four lines, no helper among them.
+    CHECK(count(text, "\n  process ") == 2);
+    CHECK(count(text, "\n  rank ") == 2);
     CHECK(text.find("ptxas -arch") == std::string::npos);
     CHECK(count(text, "\n  not traced: /sbin/ldconfig.real \u00d71 (a statically linked program that cannot be traced)\n") == 1);
     CHECK(text.find("process 300:") == std::string::npos);

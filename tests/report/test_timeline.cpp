@@ -77,7 +77,7 @@ TEST_CASE("timeline: object form, base time, required fields, three decimals", "
     CHECK_FALSE(std::regex_search(p.text, bad));
 }
 
-TEST_CASE("timeline: nothing overlaps on one track; overflow and unmatched are counted", "[timeline]") {
+TEST_CASE("timeline: nothing overlaps on one track, overflow and unmatched are counted", "[timeline]") {
     TempDir dir;
     write_small_run(dir);
     auto p = timeline_of({dir.path()});
@@ -259,7 +259,7 @@ TEST_CASE("timeline: the Perfetto protobuf of the small run holds the JSON's sli
     CHECK(out.str().find(" slices,") != std::string::npos);
 }
 
-TEST_CASE("timeline: Perfetto bytes start with the clock snapshot packet; stats match the model", "[timeline][perfetto]") {
+TEST_CASE("timeline: Perfetto bytes start with the clock snapshot packet, stats match the model", "[timeline][perfetto]") {
     TempDir dir;
     write_small_run(dir);
     Run run = load_run({dir.path()});
