@@ -53,14 +53,6 @@ template <class T> Stats stats_of(T* v, size_t n, bool sort) {
 
 Stats compute_stats(std::vector<uint64_t>& v) { return stats_of(v.data(), v.size(), false); }
 
-// Values below 2^k have a bucket each; above, bucket = (octave, the k bits after the leading one).
-uint32_t Distribution::bucket_of(uint64_t v) {
-    constexpr int k = kSubBucketBits;
-    if (v < (uint64_t(1) << k)) return static_cast<uint32_t>(v);
-    int e = 63 - __builtin_clzll(v);  // >= k
-    return (static_cast<uint32_t>(e - k + 1) << k) + static_cast<uint32_t>((v >> (e - k)) & ((uint64_t(1) << k) - 1));
-}
-
 // The middle of the bucket's integers: at most (width - 1) / 2 from any of them, and every value in it is at
 // least 2^k times the width, hence the relative error bound 2^-(k+1).
 double Distribution::bucket_value(uint32_t bucket) {

@@ -53,8 +53,19 @@ public:
             }
             to_sketch();
         }
-        add_to_sketch(v, 1);
         ++count_;
+        // One value into a bucket the histogram already spans: inline, since every API call, kernel and copy of a
+        // big run comes here (twice with the NVTX block); the rest (a new bucket, a first value) out of line.
+        const uint32_t i = bucket_of(v) - first_bucket_;  // wraps for a bucket below the first: out of line
+        if (i < counts_.size()) [[likely]] {
+            ++counts_[i];
+            if (v < min_) min_ = v;
+            if (v > max_) max_ = v;
+            sum_ += v;
+            if (__builtin_add_overflow(sum_squares_, static_cast<u128>(v) * v, &sum_squares_)) squares_overflowed_ = true;
+            return;
+        }
+        add_to_sketch(v, 1);
     }
     // Adds `later`'s values as if pushed after this one's; `later` is left empty.
     void merge(Distribution&& later);
@@ -69,7 +80,13 @@ public:
     void release() { *this = Distribution(); }
 
     // The histogram's bucket of a value, and the value a bucket stands for (its middle). Public for the tests.
-    static uint32_t bucket_of(uint64_t v);
+    // Values below 2^k have a bucket each; above, bucket = (octave, the k bits after the leading one).
+    static uint32_t bucket_of(uint64_t v) {
+        constexpr int k = kSubBucketBits;
+        if (v < (uint64_t(1) << k)) return static_cast<uint32_t>(v);
+        int e = 63 - __builtin_clzll(v);  // >= k
+        return (static_cast<uint32_t>(e - k + 1) << k) + static_cast<uint32_t>((v >> (e - k)) & ((uint64_t(1) << k) - 1));
+    }
     static double bucket_value(uint32_t bucket);
 
 private:
