@@ -39,6 +39,7 @@ static_assert(1 + 2 + kMaxDataBodyBytes <= kMaxRecordBytes,
 static_assert(kMaxDataBodyBytes < (1u << 14), "the writer gives record bodies at most a two-byte length");
 
 uint32_t crc32c(const uint8_t* data, size_t size) noexcept;
+uint32_t crc32c_portable(const uint8_t* data, size_t size) noexcept;  // the table version (CPUs without SSE4.2; tests)
 
 inline void store_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
 inline uint32_t load_u32(const uint8_t* p) noexcept {
