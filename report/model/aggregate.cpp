@@ -503,9 +503,9 @@ struct BatchPart {
     std::vector<Record> others;     // the kinds the Aggregator takes itself at fold time (names, memory, ...)
     std::exception_ptr error;
 
-    // Room for the kept calls of a thread and for the ops, set from the batch's size: growing from nothing copied
-    // every stream a few times into fresh pages (copies and page faults: ~4 % of a 10^7 summary). Pages of the
-    // room that are never written cost nothing, and the fold gives the rest back (shrink()).
+    // Room for the kept calls of the batch's first thread and for the ops, set from the batch's size: growing from
+    // nothing copied every stream a few times into fresh pages (copies and page faults: ~4 % of a 10^7 summary).
+    // Pages of the room that are never written cost nothing, and the fold gives the rest back (shrink()).
     size_t kept_reserve = 0;
 
     static uint64_t dur(Timestamp s, Timestamp e) { return e > s ? e - s : 0; }
@@ -549,6 +549,7 @@ struct BatchPart {
                 CallStream& c = apis.emplace_back();
                 c.tid = tid;
                 c.bytes.reserve(kept_reserve);
+                kept_reserve = 0;  // the batch's first thread only: a trace of many threads must not reserve per thread
             }
             last_thread = it->second;
         }

@@ -4,6 +4,10 @@
 // several threads, nested ranges, graph launches, memory records and a damaged chunk.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -146,4 +150,40 @@ TEST_CASE("aggregate: the same result, to the bit, on one, two or three threads"
     Aggregate filtered = aggregate_run(traces, f1);
     CHECK(filtered.records < a1.records);
     CHECK(fingerprint(aggregate_run(traces, f2)) == fingerprint(filtered));
+}
+
+TEST_CASE("aggregate: a trace whose calls come from very many threads is read in bounded memory", "[model][aggregate]") {
+    // Every call on a thread of its own (a crafted trace, or a huge thread pool): room reserved per thread and
+    // batch once took 8 GB for 2 x 10^6 such calls. The summary runs in a child whose address space is capped.
+    TempDir dir;
+    const std::string path = dir.file("app.1.gprof");
+    write_trace(path, [](trace::TraceWriter& w) {
+        auto launch = w.intern("cudaLaunchKernel"), step = w.intern("step");
+        uint64_t t = 1'000'000'000;
+        for (uint32_t i = 0; i < 300'000; ++i) {
+            w.add(api_call(1000 + i, t, t + 500, i + 1, launch));
+            if (i % 64 == 0) w.add(nvtx_range(1000 + i, t, t + 1000, step));
+            t += 1000;
+        }
+    });
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        struct rlimit cap = {size_t(1) << 30, size_t(1) << 30};  // 1 GiB of address space
+        ::setrlimit(RLIMIT_AS, &cap);
+        int code = 2;
+        try {
+            AggregateOptions o;
+            o.threads = 2;
+            Aggregate agg = aggregate_run({path}, o);
+            code = agg.records >= 300'000 ? 0 : 3;
+        } catch (...) {
+            code = 4;
+        }
+        ::_exit(code);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
