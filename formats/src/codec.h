@@ -192,7 +192,8 @@ public:
         e = present ? start + static_cast<uint64_t>(unzigzag(x)) : 0;
     }
     GPROF_DECODE_INLINE void corr(const char*, uint32_t& c) {
-        c = static_cast<uint32_t>(static_cast<int64_t>(state_.prev_correlation) + unzigzag(next()));
+        // Modulo 2^32 as the writer's delta was: in unsigned arithmetic, so a hostile delta is not an overflow.
+        c = static_cast<uint32_t>(state_.prev_correlation + static_cast<uint64_t>(unzigzag(next())));
         state_.prev_correlation = c;
     }
     void bytes(const char*, uint8_t* data, uint32_t& size, uint32_t max) {

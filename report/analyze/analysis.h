@@ -69,7 +69,7 @@ struct ThreadActivity {
 struct IdleGap {
     DeviceKey device;
     int64_t start = 0, end = 0;  // run axis
-    int64_t duration() const { return end - start; }
+    int64_t duration() const { return sat_sub(end, start); }
     std::vector<ThreadActivity> threads;  // busiest first; threads idle in the whole gap are left out
 };
 

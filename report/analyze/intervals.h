@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/saturate.h"
+
 namespace gprof::report {
 
 struct Interval {
     int64_t start = 0, end = 0;  // [start, end)
-    int64_t length() const { return end > start ? end - start : 0; }
+    int64_t length() const { return end > start ? sat_sub(end, start) : 0; }
 };
 
 // Sorted, disjoint union of the intervals (empty ones dropped). Takes its argument by value: it sorts it.

@@ -257,7 +257,7 @@ std::vector<AnalysisSlice> analysis_timeline_slices(const AnalysisResult& a) {
                        "GPU idle " + t(g.duration()), {{"host_activity", threads}, {"device", g.device.device}}});
     }
     for (const Finding& f : a.findings) {
-        int64_t start = f.first, dur = std::max<int64_t>(f.last - f.first, 0);
+        int64_t start = f.first, dur = std::max<int64_t>(sat_sub(f.last, f.first), 0);
         if (f.first == 0 && f.last == 0) {
             start = a.window.start;
             dur = a.window.length();

@@ -231,7 +231,7 @@ std::vector<DeviceUtilisation> utilisation(const Context& c) {
                 last_dev = dev;
                 last_idx = it->second;
             }
-            out[last_idx].*sum += static_cast<int64_t>(e - s);
+            out[last_idx].*sum = sat_add(out[last_idx].*sum, sat_duration(s, e));
             if (last_stream_idx != last_idx || last_stream != stream) {
                 streams[last_idx].insert(stream);
                 last_stream = stream;
@@ -438,7 +438,7 @@ std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
             }
             int64_t best_len = INT64_MAX;
             for (auto& [o, entry] : hits) {
-                if (o * 2 < best || entry->first.length() >= best_len) continue;
+                if (o < best - o || entry->first.length() >= best_len) continue;  // o * 2 < best, no overflow
                 best_len = entry->first.length();
                 act.range_ns = o;
                 act.range = std::string(proc.str(entry->second->name));
@@ -446,7 +446,7 @@ std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
             act.nvtx_ns = length_within(interval_union(std::move(covered)), gi);
             bool launcher = std::find(c.launch_threads.begin(), c.launch_threads.end(), key) != c.launch_threads.end();
             if (act.api_ns == 0 && act.nvtx_ns == 0 && !launcher) continue;
-            if (act.top_ns * 2 < gap.duration()) {
+            if (act.top_ns < gap.duration() - act.top_ns) {  // top * 2 < duration, without overflow
                 act.top_activity = "host code (no CUDA call)";
                 act.top_ns = gap.duration() - act.api_ns;
             }
@@ -627,15 +627,15 @@ void tiny_grid_finding(const Context& c, std::vector<Finding>& out) {
         for (const auto& d : proc.devices) sms[d.id] = d.sm_count;
         for (const trace::Kernel& k : proc.kernels) {
             if (!timed(k.start, k.end)) continue;
-            int64_t d = static_cast<int64_t>(k.end - k.start);
-            kernel_ns += d;
+            int64_t d = sat_duration(k.start, k.end);
+            kernel_ns = sat_add(kernel_ns, d);
             auto it = sms.find(k.device);
             if (it == sms.end() || it->second == 0) continue;
             sms_seen = it->second;
             int64_t blocks = int64_t{k.grid_x} * std::max(k.grid_y, 1) * std::max(k.grid_z, 1);
             if (blocks < it->second) {
                 ++tiny;
-                tiny_ns += d;
+                tiny_ns = sat_add(tiny_ns, d);
                 span.add(proc.to_run_ns(k.start), proc.to_run_ns(k.end));
             }
         }
@@ -664,8 +664,8 @@ void single_busy_stream_findings(const Context& c, const std::vector<DeviceUtili
             if (proc.header.hostname != d.key.host) continue;
             auto add = [&](uint32_t dev, uint32_t stream, trace::Timestamp s, trace::Timestamp e) {
                 if (dev != d.key.device || !timed(s, e)) return;
-                per_stream[stream] += static_cast<int64_t>(e - s);
-                sum += static_cast<int64_t>(e - s);
+                per_stream[stream] = sat_add(per_stream[stream], sat_duration(s, e));
+                sum = sat_add(sum, sat_duration(s, e));
                 span.add(proc.to_run_ns(s), proc.to_run_ns(e));
             };
             for (const auto& k : proc.kernels) add(k.device, k.stream, k.start, k.end);

@@ -20,7 +20,7 @@ struct Step {
     uint64_t tid = 0;            // thread that opened the range (0 for capture windows)
     int64_t start = 0, end = 0;  // run axis, ns
     std::string name;
-    int64_t duration() const { return end - start; }
+    int64_t duration() const { return sat_sub(end, start); }
 };
 
 struct StepSet {

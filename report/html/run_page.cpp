@@ -201,7 +201,7 @@ std::string utilisation_section(const RunPageInputs& in, const Limits& limits) {
     // Programs often spend most of the window starting up (imports, compilation, data) and do their GPU work in the
     // last part: then a second chart per device zooms to where the GPU work ran, where its pattern shows.
     std::optional<Utilisation> zoom;
-    if (u.active.length() > 0 && u.active.length() * 2 < u.window.length()) {
+    if (u.active.length() > 0 && u.active.length() < u.window.length() - u.active.length()) {  // twice, no overflow
         AnalysisResult narrowed = *in.analysis;
         narrowed.window = u.active;
         zoom = utilisation(*in.run, narrowed, limits);

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/saturate.h"
+
 #include "gprof/trace/header.h"
 #include "gprof/trace/reader.h"
 #include "gprof/trace/records.h"
@@ -164,7 +166,7 @@ struct ProcessTrace {
     int64_t clock_offset_ns = 0;  // add to a trace timestamp to get CLOCK_REALTIME ns
     int64_t run_base_realtime_ns = 0;
     int64_t to_run_ns(trace::Timestamp ts) const {
-        return static_cast<int64_t>(ts) + clock_offset_ns - run_base_realtime_ns;
+        return run_axis_ns(ts, clock_offset_ns, run_base_realtime_ns);
     }
 
     // Earliest start / latest end of any timed record on the trace clock (0/0 when none).
@@ -251,7 +253,7 @@ struct StreamContext {
     int64_t run_base_realtime_ns = 0;
     uint64_t hidden_driver_calls = 0;  // the runtime's own driver calls left out (see Filter); final at `end`
     int64_t to_run_ns(trace::Timestamp ts) const {
-        return static_cast<int64_t>(ts) + clock_offset_ns - run_base_realtime_ns;
+        return run_axis_ns(ts, clock_offset_ns, run_base_realtime_ns);
     }
 };
 

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <map>
 
+#include "model/saturate.h"
 #include "output/text.h"
 #include "timeline/args.h"
 #include "timeline/encoders.h"
@@ -227,7 +228,11 @@ private:
         first_ts_ = any ? earliest : 0;
         if (boot(first_ts_) < 0) realtime_ref_ = boottime_ref_ = m_.base_realtime_ns;  // never a negative time
     }
-    int64_t boot(int64_t run_ns) const { return run_ns + m_.base_realtime_ns - realtime_ref_ + boottime_ref_; }
+    // Modulo 2^64 (a crafted trace's times can be anywhere): the same bits as signed arithmetic, without overflow.
+    int64_t boot(int64_t run_ns) const {
+        return static_cast<int64_t>(static_cast<uint64_t>(run_ns) + static_cast<uint64_t>(m_.base_realtime_ns) -
+                                    static_cast<uint64_t>(realtime_ref_) + static_cast<uint64_t>(boottime_ref_));
+    }
 
     void clock_snapshot(uint32_t seq) {
         size_t pk = begin_packet(seq, kSeqIncrementalStateCleared);
@@ -437,7 +442,7 @@ private:
             } else if (si < slices.size()) {
                 const Slice& s = m_.slices[slices[si]];
                 slice_begin(slices[si++]);
-                open_ends.push_back(s.start + s.dur);
+                open_ends.push_back(sat_add(s.start, s.dur));
             } else if (!open_ends.empty()) {
                 slice_end(open_ends.back());
                 open_ends.pop_back();
@@ -454,7 +459,7 @@ private:
 
     size_t begin_event_packet(int64_t ts) {
         size_t pk = begin_packet(seq_, kSeqNeedsIncrementalState);
-        o_.uint(f::kTimestamp, static_cast<uint64_t>(ts - last_ts_));
+        o_.uint(f::kTimestamp, static_cast<uint64_t>(ts) - static_cast<uint64_t>(last_ts_));  // modulo 2^64
         last_ts_ = ts;
         return pk;
     }
