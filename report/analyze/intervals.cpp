@@ -22,7 +22,7 @@ std::vector<Interval> interval_union(std::vector<Interval> in) {
 
 int64_t total_length(const std::vector<Interval>& disjoint) {
     int64_t sum = 0;
-    for (const Interval& i : disjoint) sum += i.length();
+    for (const Interval& i : disjoint) sum = sat_add(sum, i.length());
     return sum;
 }
 
@@ -52,7 +52,7 @@ int64_t intersection_length(const std::vector<Interval>& a, const std::vector<In
     int64_t sum = 0;
     size_t i = 0, j = 0;
     while (i < a.size() && j < b.size()) {
-        sum += overlap(a[i], b[j]);
+        sum = sat_add(sum, overlap(a[i], b[j]));
         if (a[i].end < b[j].end) ++i; else ++j;
     }
     return sum;

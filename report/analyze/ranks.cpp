@@ -74,7 +74,7 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
             std::vector<int8_t> nccl_name(p.strings.size(), -1);  // by string id: the name test runs once per name
             for (const trace::Kernel& k : p.kernels) {
                 if (k.start == 0 || k.end < k.start) continue;  // unknown times (CUPTI's zero timestamps)
-                int64_t d = static_cast<int64_t>(k.end - k.start);
+                int64_t d = sat_duration(k.start, k.end);
                 bool nccl;
                 if (k.name < nccl_name.size()) {
                     int8_t& known = nccl_name[k.name];
@@ -84,19 +84,19 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
                     nccl = is_nccl_kernel(p.str(k.name));
                 }
                 ++f.kernels;
-                f.kernel_ns += d;
-                own_kernel_ns += d;
+                f.kernel_ns = sat_add(f.kernel_ns, d);
+                own_kernel_ns = sat_add(own_kernel_ns, d);
                 if (nccl) {
                     ++f.nccl_kernels;
-                    f.nccl_ns += d;
+                    f.nccl_ns = sat_add(f.nccl_ns, d);
                 } else {
-                    f.compute_ns += d;
+                    f.compute_ns = sat_add(f.compute_ns, d);
                 }
                 spans.push_back({p.to_run_ns(k.start), p.to_run_ns(k.end), nccl});
             }
             for (const trace::Memcpy& m : p.memcpys) {
                 ++f.memcpys;
-                if (m.start && m.end > m.start) f.memcpy_ns += static_cast<int64_t>(m.end - m.start);
+                if (m.start && m.end > m.start) f.memcpy_ns = sat_add(f.memcpy_ns, sat_duration(m.start, m.end));
             }
             f.api_calls += p.api_calls.size();
             if (p.first_ns) {
@@ -126,12 +126,13 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
             rs.start_ns = s->start + run.base_realtime_ns;
             rs.duration_ns = s->duration();
             // Kernels that overlap the step: those starting before its end, from the first that can reach into it.
-            auto it = std::lower_bound(spans.begin(), spans.end(), s->start - longest,
+            auto it = std::lower_bound(spans.begin(), spans.end(), sat_sub(s->start, longest),
                                        [](const KernelSpan& k, int64_t t) { return k.start < t; });
             for (; it != spans.end() && it->start < s->end; ++it) {
                 int64_t overlap = std::min(it->end, s->end) - std::max(it->start, s->start);
                 if (overlap <= 0) continue;
-                (it->nccl ? rs.nccl_ns : rs.compute_ns) += overlap;
+                int64_t& into = it->nccl ? rs.nccl_ns : rs.compute_ns;
+                into = sat_add(into, overlap);
             }
             f.steps.push_back(rs);
         }
@@ -261,10 +262,10 @@ RankView compare_ranks(std::vector<RankFigures> ranks) {
         v.nccl_kernels += f.nccl_kernels;
         v.memcpys += f.memcpys;
         v.api_calls += f.api_calls;
-        v.kernel_ns += f.kernel_ns;
-        v.nccl_ns += f.nccl_ns;
-        v.compute_ns += f.compute_ns;
-        v.memcpy_ns += f.memcpy_ns;
+        v.kernel_ns = sat_add(v.kernel_ns, f.kernel_ns);
+        v.nccl_ns = sat_add(v.nccl_ns, f.nccl_ns);
+        v.compute_ns = sat_add(v.compute_ns, f.compute_ns);
+        v.memcpy_ns = sat_add(v.memcpy_ns, f.memcpy_ns);
     }
     v.hosts = hosts.size();
     if (v.ranks.size() < 2) {
@@ -313,7 +314,7 @@ RankView compare_ranks(std::vector<RankFigures> ranks) {
             const RankStep& rs = steps[r][i];
             int64_t w = rs.work_ns();
             work.push_back(static_cast<double>(w));
-            total_work[r] += w;
+            total_work[r] = sat_add(total_work[r], w);
             if (w > s.max_work_ns || (s.max_work_ns == 0 && r == with_steps.front())) {
                 s.max_work_ns = w;
                 s.slowest = r;

@@ -281,8 +281,8 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
         for (const ThreadKey& tk : c.launch_threads) {
             if (procs == c.device_processes.end() || !procs->second.count(tk.process)) continue;
             const HostThread& h = c.threads.at(tk);
-            idle += total_length(gaps);
-            in_api += intersection_length(gaps, h.api_union);
+            idle = sat_add(idle, total_length(gaps));
+            in_api = sat_add(in_api, intersection_length(gaps, h.api_union));
         }
     }
     if (idle > 0) {
@@ -339,7 +339,7 @@ VerdictEvidence evidence(const Context& c, const std::vector<DeviceUtilisation>&
                     htod = true;
             if (htod) io.push_back(i);
         }
-        e.io_ns += length_within(interval_union(std::move(io)), ref);
+        e.io_ns = sat_add(e.io_ns, length_within(interval_union(std::move(io)), ref));
     }
     e.io_pct = e.reference_ns > 0 ? 100.0 * static_cast<double>(e.io_ns) / static_cast<double>(e.reference_ns) : 0;
     return e;
@@ -523,7 +523,7 @@ struct SiteTally {
         f.site = r->site;
         f.function = r->function;
         ++f.count;
-        f.time_ns += ns;
+        f.time_ns = sat_add(f.time_ns, ns);
     }
     std::vector<FindingSite> top() const {
         std::vector<FindingSite> v;
@@ -556,20 +556,20 @@ CopyTally tally_copies(const Context& c, SiteLookup& sites) {
             bool host_side = m.copy_kind == trace::MemcpyKind::HtoD || m.copy_kind == trace::MemcpyKind::DtoH;
             if (host_side && (m.src_kind == trace::MemoryKind::Pageable || m.dst_kind == trace::MemoryKind::Pageable)) {
                 ++n.pageable;
-                n.pageable_ns += d;
+                n.pageable_ns = sat_add(n.pageable_ns, d);
                 n.pageable_bytes += m.bytes;
                 n.pageable_span.add(s, e);
                 n.pageable_sites.add(sites.of(pi, m.correlation), d);
             }
             if (m.bytes < kSmallCopyBytes) {
                 ++n.small;
-                n.small_ns += d;
+                n.small_ns = sat_add(n.small_ns, d);
                 n.small_bytes += m.bytes;
                 n.small_span.add(s, e);
             }
             if (!m.async) {
                 ++n.sync;
-                n.sync_ns += d;
+                n.sync_ns = sat_add(n.sync_ns, d);
                 n.sync_span.add(s, e);
                 n.sync_sites.add(sites.of(pi, m.correlation), d);
             }
@@ -706,13 +706,13 @@ void steady_state_call_findings(const Context& c, const StepSet& steps, SiteLook
             std::string_view name = proc.str(a->name);
             if (f & kAllocName) {
                 ++alloc;
-                alloc_ns += i.length();
+                alloc_ns = sat_add(alloc_ns, i.length());
                 alloc_span.add(i.start, i.end);
                 alloc_sites.add(sites.of(key.process, a->correlation), i.length());
             }
             if (f & kImplicitSyncName) {
                 ++implicit;
-                implicit_ns += i.length();
+                implicit_ns = sat_add(implicit_ns, i.length());
                 implicit_span.add(i.start, i.end);
                 implicit_sites.add(sites.of(key.process, a->correlation), i.length());
                 ++implicit_names[std::string(name)];

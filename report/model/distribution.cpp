@@ -25,7 +25,7 @@ template <class T> Stats stats_of(T* v, size_t n, bool sort) {
         mn = std::min(mn, x);
         mx = std::max(mx, x);
     }
-    s.total = static_cast<uint64_t>(sum);
+    s.total = sum >= 0x1p64L ? UINT64_MAX : static_cast<uint64_t>(sum);  // crafted durations can pass 2^64
     s.min = mn;
     s.max = mx;
     s.mean = static_cast<double>(sum / n);
