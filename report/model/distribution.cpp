@@ -78,7 +78,7 @@ void Distribution::push_wide(uint64_t v) {
     wide_values_.push_back(v);
 }
 
-void Distribution::add_to_sketch(uint64_t v, uint64_t times) {
+uint32_t Distribution::span_bucket(uint64_t v) {
     uint32_t b = bucket_of(v);
     if (counts_.empty()) {
         first_bucket_ = b;
@@ -90,23 +90,16 @@ void Distribution::add_to_sketch(uint64_t v, uint64_t times) {
     } else if (b - first_bucket_ >= counts_.size()) {
         counts_.resize(b - first_bucket_ + 1, 0);
     }
-    counts_[b - first_bucket_] += times;
-    min_ = std::min(min_, v);
-    max_ = std::max(max_, v);
-    sum_ += static_cast<u128>(v) * times;
-    u128 sq = static_cast<u128>(v) * v;  // < 2^128 for any 64-bit v
-    if (__builtin_mul_overflow(sq, static_cast<u128>(times), &sq) ||
-        __builtin_add_overflow(sum_squares_, sq, &sum_squares_))
-        squares_overflowed_ = true;
+    return b - first_bucket_;
 }
 
 void Distribution::to_sketch() {
     if (sketch_) return;
     sketch_ = true;
     if (wide_)
-        for (uint64_t v : wide_values_) add_to_sketch(v, 1);
+        for (uint64_t v : wide_values_) add_to_sketch(v);
     else
-        for (uint32_t v : narrow_) add_to_sketch(v, 1);
+        for (uint32_t v : narrow_) add_to_sketch(v);
     narrow_ = {};
     wide_values_ = {};
     wide_ = false;

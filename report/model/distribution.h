@@ -54,18 +54,7 @@ public:
             to_sketch();
         }
         ++count_;
-        // One value into a bucket the histogram already spans: inline, since every API call, kernel and copy of a
-        // big run comes here (twice with the NVTX block); the rest (a new bucket, a first value) out of line.
-        const uint32_t i = bucket_of(v) - first_bucket_;  // wraps for a bucket below the first: out of line
-        if (i < counts_.size()) [[likely]] {
-            ++counts_[i];
-            if (v < min_) min_ = v;
-            if (v > max_) max_ = v;
-            sum_ += v;
-            if (__builtin_add_overflow(sum_squares_, static_cast<u128>(v) * v, &sum_squares_)) squares_overflowed_ = true;
-            return;
-        }
-        add_to_sketch(v, 1);
+        add_to_sketch(v);
     }
     // Adds `later`'s values as if pushed after this one's; `later` is left empty.
     void merge(Distribution&& later);
@@ -95,7 +84,18 @@ private:
     void widen();  // 32-bit values to 64-bit, in order
     void push_wide(uint64_t v);
     void to_sketch();
-    void add_to_sketch(uint64_t v, uint64_t times);
+    // One value into the histogram. Inline, since every API call, kernel and copy of a big run comes here (twice
+    // with the NVTX block); only a value outside the buckets spanned so far (or the first) goes out of line.
+    void add_to_sketch(uint64_t v) {
+        uint32_t i = bucket_of(v) - first_bucket_;  // wraps for a bucket below the first
+        if (i >= counts_.size()) [[unlikely]] i = span_bucket(v);
+        ++counts_[i];
+        if (v < min_) min_ = v;
+        if (v > max_) max_ = v;
+        sum_ += v;
+        if (__builtin_add_overflow(sum_squares_, static_cast<u128>(v) * v, &sum_squares_)) squares_overflowed_ = true;
+    }
+    uint32_t span_bucket(uint64_t v);  // grows the histogram to v's bucket; its index in counts_
     double value_at_rank(uint64_t rank) const;  // histogram estimate of the rank-th smallest (0-based)
 
     uint64_t count_ = 0;
