@@ -4,13 +4,12 @@
 // (fuzz_reports.cpp) does the same at random.
 #include <catch2/catch.hpp>
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <fstream>
 #include <iterator>
 #include <map>
 
+#include "address_space.h"
 #include "every_output.h"
 #include "gprof/trace/fields.h"
 #include "gprof/trace/names.h"
@@ -85,19 +84,6 @@ struct Crafted {
     fs::path trace;
     explicit Crafted(const std::vector<uint8_t>& bytes) : trace(dir.path() / "app.1.gprof") { spit(trace, bytes); }
 };
-
-// The address space this process may grow by: a crafted value that sized a table to GBs throws bad_alloc here
-// instead of passing unnoticed (each Catch2 case runs in a process of its own).
-void cap_address_space(uint64_t extra_bytes) {
-    std::ifstream statm("/proc/self/statm");
-    uint64_t pages = 0;
-    statm >> pages;
-    rlimit lim{};
-    REQUIRE(::getrlimit(RLIMIT_AS, &lim) == 0);
-    rlim_t cap = pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) + extra_bytes;
-    lim.rlim_cur = lim.rlim_max == RLIM_INFINITY || cap < lim.rlim_max ? cap : lim.rlim_max;  // the soft limit only:
-    REQUIRE(::setrlimit(RLIMIT_AS, &lim) == 0);  // a later case in the same process may set its own
-}
 
 // A definition of id 2^30 - 1 at the start of the last chunk (far beyond what the file can have defined there) and
 // the first kernel naming 2^30: each would size a table of a billion entries.
