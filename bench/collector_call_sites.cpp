@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "cupti/call_sites.h"
+#include "base/clock.h"
+#include "cupti/call_stacks.h"
 #include "cupti/session.h"
 #include "cupti/unwind.h"
 #include "pipeline/pipeline.h"

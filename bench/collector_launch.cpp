@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "cupti/session.h"
 #include "pipeline/pipeline.h"
 #include "standin_bench.h"

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "nvtx/recorder.h"
 #include "nvtx/stream.h"
 #include "trace_fixture.h"

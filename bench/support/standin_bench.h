@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "cupti/session.h"
 #include "pipeline/pipeline.h"
 #include "standin_control.h"

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/block_pool.h"
-#include "core/clock.h"
+#include "base/block_pool.h"
+#include "base/clock.h"
 #include "cupti/translate.h"
 #include "pipeline/pipeline.h"
 
@@ -36,7 +36,7 @@ struct ThreadCalls {
 };
 
 std::atomic<ThreadCalls*> g_threads{nullptr};
-// Read blocks kept for reuse: 16 (4 MiB); the cap bounds everything in flight (core/block_pool.h).
+// Read blocks kept for reuse: 16 (4 MiB); the cap bounds everything in flight (base/block_pool.h).
 constinit BlockPool g_blocks{sizeof(Block), 16, kMaxApiBytesInFlight};
 std::atomic<uint64_t> g_recorded{0}, g_dropped{0};
 uint64_t g_dropped_written = 0;  // writer thread

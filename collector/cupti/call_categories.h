@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "gprof/inject/cuda_backtrace.h"
+#include "gprof/env/cuda_backtrace.h"
 
 namespace gprof::collector::cupti {
 

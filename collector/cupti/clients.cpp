@@ -7,7 +7,7 @@
 #include <mutex>
 #include <set>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "cupti/loader.h"
 #include "cupti/session.h"
 

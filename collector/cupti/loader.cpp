@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gprof/inject/environment.h"
+#include "gprof/env/variables.h"
 
 namespace gprof::collector::cupti {
 namespace {

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "core/process_info.h"
+#include "process/process_info.h"
 
 namespace gprof::collector::cupti {
 namespace {

@@ -1,5 +1,5 @@
 // Helpers for the CUPTI callbacks that activities cannot replace: device properties when a context is created
-// (through the driver that is already loaded; the collector never links libcuda). Call sites: call_sites.h.
+// (through the driver that is already loaded; the collector never links libcuda). Call sites: call_stacks.h.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,10 @@
 // The CUPTI session: one per process. Loads CUPTI, subscribes, hands buffers to CUPTI and completed ones to
-// the pipeline, switches the activity kinds on and off when the capture window (core/capture_window.h) says so,
+// the pipeline, switches the activity kinds on and off when the capture window (capture/capture_window.h) says so,
 // and handles the few callbacks activities cannot replace (cudaProfilerStart/Stop, cudaDeviceReset, context
-// creation, call sites at API exit).
+// creation, call sites at API exit). Its code is split by job, as kineto splits its CUPTI classes:
+//   subscriber.cpp  loading, version checks, the subscription and its refusals; start, rebind, fork
+//   activity.cpp    activity kinds, buffers, the trace clock for GPU records, flushing
+//   callbacks.cpp   the subscriber callback, API call records from callbacks, call sites
 //
 // Threading and lock order (kineto documents an ABBA deadlock with CUPTI's internal lock):
 //   - CUPTI's buffer callbacks take only the buffer pool's and the pipeline's short mutexes, never held while
@@ -25,10 +28,10 @@
 #include <vector>
 
 #include "cupti/call_categories.h"
-#include "cupti/call_sites.h"
+#include "cupti/call_stacks.h"
 #include "cupti/translate.h"
 #include "cupti/loader.h"
-#include "gprof/inject/cuda_backtrace.h"
+#include "gprof/env/cuda_backtrace.h"
 #include "gprof/trace/records.h"
 #include "pipeline/pipeline.h"
 
@@ -46,7 +49,7 @@ struct SessionOptions {
     size_t buffer_bytes = 8u << 20;    // GPROF_BUFFER_MB
     size_t max_buffers = 0;            // 0: max(8, 512 MiB / buffer_bytes)
     bool start_paused = false;         // begin with the kinds off (the capture window is closed)
-    // Call sites (cupti/call_sites.h): frames per stack, 0 = off (no API callbacks for them at all).
+    // Call sites (cupti/call_stacks.h): frames per stack, 0 = off (no API callbacks for them at all).
     uint32_t backtrace_depth = 0;
     // Which calls get one and from how long a call (--cudabacktrace; every call by default).
     env::CudaBacktraceSpec call_sites = env::CudaBacktraceSpec::every_call();
@@ -148,6 +151,24 @@ public:
     static constexpr const char* kSubscriberName = "gprof-run";
 
 private:
+    // The steps of start(), in order. Those that can refuse fill `result` and return false.
+    bool load_checked(StartResult& result);       // libcupti loaded, buffer pool sized, driver new enough
+    bool subscribe_checked(StartResult& result);  // subscribed (a forked child retries), buffer callbacks registered
+    CUptiResult register_buffer_callbacks();
+    void register_clock();                        // SessionOptions::timestamp for GPU records
+    void enable_control_callbacks();              // profiler start/stop, device reset, context creation
+    void start_call_sites(Pipeline& pipeline);
+    void start_api_records(Pipeline& pipeline);   // ApiRecords::Callback's callbacks, or Off's word
+    bool start_recording(StartResult& result);    // the kinds on, unless the capture window starts closed
+    void announce(Pipeline& pipeline);            // CudaInfo and what is (not) recorded, as Status lines
+
+    // One line naming what refused us and what the user can do about it. holder: CUPTI's name for the subscriber
+    // that holds it (cuptiSubscribe_v2's oldSubscriberName), empty when unknown.
+    static std::string refusal_text(const CuptiApi* api, const char* what, CUptiResult rc,
+                                    const std::string& holder = {});
+    static void CUPTIAPI callback_entry(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                        const void* data);
+    static void reset_thread_ids_after_fork();  // in a forked child: cached kernel tids are the parent's
     // cuptiSubscribe_v2 with our name where CUPTI has it; on a refusal `holder` gets the holder's name.
     CUptiResult subscribe(std::string& holder);
     bool enable_kinds(bool report, CUptiResult& first_failure);  // state_mutex_ held

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/capture_window.h"
+#include "capture/capture_window.h"
 #include "nvtx/names.h"
 #include "nvtx/utf8.h"
 

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <cwchar>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "gprof/trace/records.h"
-#include "core/session.h"
 #include "nvtx/capture.h"
 #include "nvtx/names.h"
+#include "nvtx/session_hooks.h"
 #include "nvtx/stream.h"
 #include "nvtx/utf8.h"
 
@@ -340,12 +340,12 @@ void domain_name_category_wide(nvtxDomainHandle_t d, uint32_t category, const wc
 
 void name_thread_ascii(uint32_t tid, const char* name) {
     if (!recording() || !name) return;
-    session_post_thread_name(tid, name);
+    post_thread_name(tid, name);
 }
 void name_thread_wide(uint32_t tid, const wchar_t* name) {
     if (!recording() || !name) return;
     try {
-        session_post_thread_name(tid, to_utf8(name));
+        post_thread_name(tid, to_utf8(name));
     } catch (...) {
     }
 }

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "nvtx/names.h"
 
 namespace gprof::collector::nvtx {

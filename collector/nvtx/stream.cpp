@@ -7,10 +7,16 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/block_pool.h"
-#include "core/session.h"
+#include "base/block_pool.h"
+#include "nvtx/session_hooks.h"
 
 namespace gprof::collector::nvtx {
+
+namespace detail {
+std::atomic<void (*)() noexcept> g_on_new_stream{nullptr};
+std::atomic<void (*)() noexcept> g_nudge_writer{nullptr};
+std::atomic<void (*)(uint64_t, std::string_view) noexcept> g_post_thread_name{nullptr};
+}  // namespace detail
 
 namespace {
 
@@ -30,7 +36,7 @@ void on_thread_exit(void* p) {
 
 void make_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 
-// Read blocks kept for reuse: 64 (16 MiB); the cap bounds everything in flight (core/block_pool.h).
+// Read blocks kept for reuse: 64 (16 MiB); the cap bounds everything in flight (base/block_pool.h).
 constinit BlockPool g_blocks{sizeof(Block), 64, kMaxBytesInFlight};
 
 Block* new_block() noexcept {
@@ -55,7 +61,7 @@ ThreadStream* current_stream() noexcept {
 
 ThreadStream* attach_thread() noexcept {
     if (t_stream) return t_stream;
-    session_on_new_stream();  // a forked child starts its own trace on first use
+    on_new_stream();  // a forked child starts its own trace on first use
     pthread_once(&g_key_once, make_key);
     void* mem = std::malloc(sizeof(ThreadStream));
     if (!mem) return nullptr;
@@ -98,7 +104,7 @@ uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept {
     // Blocks pile up faster than the writer's period reads them: ask it to read now, so it frees them for reuse
     // before this thread needs fresh memory (a fresh block is an mmap whose pages the kernel zeroes; a reused one
     // is neither).
-    if (g_blocks.in_flight() >= kNudgeBytes) session_nudge_writer();
+    if (g_blocks.in_flight() >= kNudgeBytes) nudge_writer();
     return b->data;
 }
 

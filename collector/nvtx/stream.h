@@ -3,7 +3,7 @@
 // Each application thread that calls NVTX appends fixed-layout events to its own chain of blocks (single
 // producer: the thread; single consumer: the writer thread). No lock, no syscall and no shared cache line on
 // the hot path: an event is a header, a timestamp and the copied name bytes, published with one release store.
-// When a block is full the thread takes the next one (once per 256 KiB, core/block_pool.h) and links it in; the
+// When a block is full the thread takes the next one (once per 256 KiB, base/block_pool.h) and links it in; the
 // writer gives back the blocks it has read. A global cap on the bytes in flight bounds memory; beyond it events
 // are counted as dropped, never silently lost.
 //
@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/block_pool.h"
+#include "base/block_pool.h"
 
 namespace gprof::collector::nvtx {
 
@@ -122,7 +122,7 @@ ThreadStream* streams() noexcept;
 // Calls fn(stream, event_bytes) for every complete event not yet consumed, then frees finished blocks.
 template <class Fn> void consume(ThreadStream* s, Fn&& fn);
 
-// The cap on bytes held in blocks across all threads (core/block_pool.h).
+// The cap on bytes held in blocks across all threads (base/block_pool.h).
 inline constexpr size_t kMaxBytesInFlight = size_t(512) << 20;
 // The cap in force (kMaxBytesInFlight unless changed): tests lower it to see the cap hold and the drops counted
 // without filling 512 MiB. Read once per new block.

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/signals.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/thread_signals.h"
 
 namespace gprof::collector {
 
@@ -489,7 +489,7 @@ void Pipeline::abandon_after_fork() noexcept {
     // object refers to the parent's thread: detach-by-leak (the whole object is leaked by the caller).
     // TraceWriter::close() would write the parent's open chunk a second time: close the descriptor only.
     // TraceWriter has no "forget" call, so its fd is reached through the file table: the session keeps the
-    // descriptor number and closes it (see on_fork_child in core/session.cpp).
+    // descriptor number and closes it (see on_fork_child in session/process_session.cpp).
 }
 
 }  // namespace gprof::collector

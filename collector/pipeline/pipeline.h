@@ -114,7 +114,7 @@ public:
     void post_dropped(trace::DropSource source, uint64_t count, uint32_t context = 0, uint32_t stream = 0);
     void post_thread_name(uint64_t tid, std::string_view name);
     void post_module(const ModuleInfo& module);
-    // A distinct call stack (cupti/call_sites.h). False when the queue refused it: the caller must not name its id.
+    // A distinct call stack (cupti/call_stacks.h). False when the queue refused it: the caller must not name its id.
     bool post_stack(const trace::Stack& stack);
     // One API call's call site; it names stacks posted before it. Refused at the queue's cap like any post (counted).
     void post_call_site(const trace::CallSite& call_site);

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "core/session.h"
+#include "session/process_session.h"
 
 extern "C" {
 

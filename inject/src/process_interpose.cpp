@@ -1,7 +1,7 @@
 // exec and posix_spawn, interposed when the collector is LD_PRELOADed: a process that replaces its image finishes
 // its trace first (or hands it over to the new image), and a child running a program the collector cannot enter
 // (statically linked, another architecture, set-user-ID, an environment without the collector) is still named in
-// the trace. See core/session.h (session_before_exec) and core/program_image.h.
+// the trace. See session/process_session.h (session_before_exec) and process/program_image.h.
 //
 // The real functions: execve, execveat and fexecve are the system calls (as in glibc); the searching variants and
 // posix_spawn are glibc's own, found with dlsym(RTLD_NEXT) when the library loads, since a vfork child may call
@@ -17,8 +17,8 @@
 #include <cstdarg>
 #include <cstdlib>
 
-#include "core/program_image.h"
-#include "core/session.h"
+#include "process/program_image.h"
+#include "session/process_session.h"
 
 extern char** environ;
 

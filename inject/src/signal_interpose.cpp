@@ -1,10 +1,10 @@
 // sigaction() and signal(), interposed when the collector is LD_PRELOADed, so that the program's own handlers of
 // the termination signals are chained rather than replaced, and the program always sees its own dispositions
-// (core/signals.h). Every other signal goes straight to glibc.
+// (session/signals.h). Every other signal goes straight to glibc.
 #include <dlfcn.h>
 #include <signal.h>
 
-#include "core/signals.h"
+#include "session/signals.h"
 
 extern "C" {
 

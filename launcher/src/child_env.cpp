@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "gprof/inject/environment.h"
+#include "gprof/env/variables.h"
 
 namespace gprof::launcher {
 

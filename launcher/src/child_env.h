@@ -1,5 +1,5 @@
 // The environment the app starts with: the user's own, plus the injection variables and the collector's
-// configuration (gprof/inject/environment.h is the contract).
+// configuration (gprof/env/variables.h is the contract).
 #pragma once
 
 #include <filesystem>

@@ -7,7 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "gprof/inject/cuda_backtrace.h"
+#include "gprof/env/cuda_backtrace.h"
+#include "gprof/env/values.h"
 #include "gprof/version.h"
 
 namespace gprof::launcher {
@@ -45,10 +46,6 @@ public:
 
 std::string error_text(const std::string& what) {
     return "gprof-run: error: " + what + "\nRun 'gprof-run --help' for usage.\n";
-}
-
-bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -102,11 +99,8 @@ std::string check_trace(std::string_view text, std::string& normalised, std::str
     }
     if (none && (!records.empty() || !unrecorded.empty() || !unknown.empty()))
         return "--trace: 'none' cannot be combined with other items";
-    normalised.clear();
-    // cuda before nvtx, as the collector lists them.
-    for (const char* k : {"cuda", "nvtx"})
-        if (std::find(records.begin(), records.end(), k) != records.end()) normalised += (normalised.empty() ? "" : ",") + std::string(k);
-    if (normalised.empty()) normalised = "none";
+    auto has = [&records](const char* k) { return std::find(records.begin(), records.end(), k) != records.end(); };
+    normalised = gprof::env::trace_text({has("cuda"), has("nvtx")});
     note.clear();
     auto list = [](const std::vector<std::string>& v) {
         std::string out;
@@ -156,28 +150,25 @@ std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool
 }
 
 std::string check_capture_range(std::string_view text) {
-    if (text == "none" || text == "cudaProfilerApi") return {};
+    gprof::env::CaptureRange range;
+    if (gprof::env::parse_capture_range(text, range)) return {};
     if (text == "nvtx" || text == "nvtx:")
         return "--capture-range nvtx needs a range name: nvtx:NAME[@DOMAIN], or nvtx with --nvtx-capture NAME[@DOMAIN]";
     if (text.substr(0, 5) == "nvtx:") {
-        std::string_view rest = text.substr(5);
-        size_t at = rest.rfind('@');
-        if (at == 0) return "--capture-range: empty range name in '" + std::string(text) + "'";
-        if (at != std::string_view::npos && at + 1 == rest.size())
-            return "--capture-range: empty domain name in '" + std::string(text) + "'";
-        return {};
+        if (text.substr(5).rfind('@') == 0) return "--capture-range: empty range name in '" + std::string(text) + "'";
+        return "--capture-range: empty domain name in '" + std::string(text) + "'";
     }
     return "--capture-range: '" + std::string(text) + "' is not none, cudaProfilerApi, nvtx or nvtx:NAME[@DOMAIN]";
 }
 
 std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note) {
     note.clear();
-    auto count = [](std::string_view n) {
-        return all_digits(n) && n.size() <= 9 && std::stoul(std::string(n)) >= 1;
+    // nsys's -shutdown forms name what gprof-run never does (end the app); the rest is the collector's grammar.
+    gprof::env::CaptureEnd end;
+    auto count = [&end](std::string_view n) {
+        return gprof::env::parse_capture_range_end("repeat:" + std::string(n), end);
     };
-    if (text == "stop" || text == "repeat" || text == "none") {
-        normalised = std::string(text);
-    } else if (text.substr(0, 7) == "repeat:" && count(text.substr(7))) {
+    if (gprof::env::parse_capture_range_end(text, end)) {
         normalised = std::string(text);
     } else if (text == "stop-shutdown") {
         normalised = "stop";
@@ -189,20 +180,18 @@ std::string check_capture_range_end(std::string_view text, std::string& normalis
                ": recording ends after that many ranges and the app runs on (gprof-run never ends the app)";
     } else {
         return "--capture-range-end: '" + std::string(text) +
-               "' is not stop, repeat, repeat:N (N >= 1) or none (nsys's stop-shutdown and repeat-shutdown:N are "
+               "' is not " + gprof::env::kCaptureRangeEndExpected + " (nsys's stop-shutdown and repeat-shutdown:N are "
                "taken as stop and repeat:N)";
     }
     return {};
 }
 
-// Plain decimal seconds (digits, optionally a fraction): the collector parses the same text.
+// Plain decimal seconds (digits, optionally a fraction): the collector parses the same text with the same parser.
 std::string check_seconds(std::string_view text, bool allow_zero) {
-    size_t dot = text.find('.');
-    std::string_view whole = text.substr(0, dot);
-    bool ok = all_digits(whole);
-    if (ok && dot != std::string_view::npos) ok = all_digits(text.substr(dot + 1));
-    if (!ok) return "'" + std::string(text) + "' is not a number of seconds (e.g. 2 or 0.5)";
-    if (!allow_zero && std::strtod(std::string(text).c_str(), nullptr) <= 0.0)
+    double seconds = 0;
+    if (!gprof::env::parse_seconds(text, seconds))
+        return "'" + std::string(text) + "' is not a number of seconds (e.g. 2 or 0.5)";
+    if (!allow_zero && seconds <= 0.0)
         return "'" + std::string(text) + "' must be more than 0 seconds";
     return {};
 }
@@ -368,7 +357,9 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         result.notes.push_back("--timeunit applies to the --stats tables: without --stats it changes nothing");
     if (app.count("--backtrace")) {
         if (backtrace == "true") backtrace = "1";  // bare flag: the collector's default depth
-        if (!all_digits(backtrace) || backtrace.size() > 2 || std::stoi(backtrace) < 1 || std::stoi(backtrace) > 64)
+        // The variable also takes 0 (off) and clamps a larger depth; the option asks for a real depth.
+        uint64_t depth = 0;
+        if (!gprof::env::parse_count(backtrace, depth) || depth < 1 || depth > gprof::env::kMaxBacktraceDepth)
             return fail("--backtrace=" + backtrace + ": the depth must be 1 to 64 frames");
         o.backtrace = backtrace;
     }
@@ -398,13 +389,15 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         if (!note.empty()) result.notes.push_back(note);
     }
     if (app.count("--cuda-graph-trace")) {
-        if (graph_trace != "node" && graph_trace != "graph")
-            return fail("--cuda-graph-trace: '" + graph_trace + "' is not node or graph");
+        gprof::env::GraphTrace parsed;
+        if (!gprof::env::parse_graph_trace(graph_trace, parsed))
+            return fail("--cuda-graph-trace: '" + graph_trace + "' is not " + gprof::env::kGraphTraceExpected);
         o.cuda_graph_trace = graph_trace;
     }
     if (app.count("--cuda-api")) {
-        if (cuda_api != "activity" && cuda_api != "callback" && cuda_api != "off")
-            return fail("--cuda-api: '" + cuda_api + "' is not activity, callback or off");
+        gprof::env::ApiSource parsed;
+        if (!gprof::env::parse_api_source(cuda_api, parsed))
+            return fail("--cuda-api: '" + cuda_api + "' is not " + gprof::env::kApiSourceExpected);
         o.cuda_api = cuda_api;
     }
     if (app.count("--delay")) {
@@ -429,7 +422,7 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         else return fail("--summary: '" + summary + "' is not none, brief or full");
     }
     if (app.count("--log-level")) {
-        if (!parse_log_level(log_level, o.console_level))
+        if (!gprof::env::is_log_level(log_level) || !parse_log_level(log_level, o.console_level))
             return fail("--log-level: '" + log_level + "' is not trace, debug, info, warn, error or off");
         o.log_level = log_level;
     }

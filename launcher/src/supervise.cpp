@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gprof/inject/environment.h"
+#include "gprof/env/variables.h"
 
 namespace gprof::launcher {
 namespace {

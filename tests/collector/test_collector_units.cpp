@@ -12,10 +12,10 @@
 #include <string>
 #include <thread>
 
-#include "core/capture_window.h"
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/process_info.h"
+#include "capture/capture_window.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "process/process_info.h"
 #include "nvtx/recorder.h"
 #include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
@@ -186,6 +186,23 @@ TEST_CASE("config: malformed values fall back to defaults with a warning") {
     Config repeat = parse({{"GPROF_CAPTURE_RANGE_END", "repeat"}});
     CHECK(repeat.capture_end == CaptureRangeEnd::Repeat);
     CHECK(repeat.capture_end_count == 0);
+}
+
+TEST_CASE("config: the variables' grammar is the one gprof-run checks its options with (gprof/env/values.h)") {
+    // Values gprof-run refuses as options are malformed variables too: an empty NVTX domain, seconds in exponent
+    // form, a repeat count of 0.
+    for (auto [name, value] : {std::pair{"GPROF_CAPTURE_RANGE", "nvtx:step@"}, {"GPROF_CAPTURE_RANGE", "nvtx:@train"},
+                               {"GPROF_DELAY_SEC", "1e3"}, {"GPROF_DURATION_SEC", ".5"},
+                               {"GPROF_CAPTURE_RANGE_END", "repeat:0"}, {"GPROF_CUDA_GRAPH_TRACE", "Node"}}) {
+        INFO(name << "=" << value);
+        Config c = parse({{name, value}});
+        CHECK(c.warnings.size() == 1);
+        CHECK(c.capture == CaptureMode::None);
+        CHECK(c.delay_sec == 0);
+        CHECK(c.duration_sec == 0);
+    }
+    CHECK(parse({{"GPROF_DURATION_SEC", "0.5"}}).duration_sec == 0.5);
+    CHECK(parse({{"GPROF_CAPTURE_RANGE_END", "repeat:4294967295"}}).capture_end_count == 4294967295u);
 }
 
 TEST_CASE("clock: monotonic / in step with CLOCK_MONOTONIC") {

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "child_env.h"
-#include "gprof/inject/environment.h"
+#include "gprof/env/variables.h"
 
 using namespace gprof::launcher;
 

@@ -1,4 +1,4 @@
-#include "cupti/call_sites.h"
+#include "cupti/call_stacks.h"
 
 #include <dlfcn.h>
 #include <link.h>

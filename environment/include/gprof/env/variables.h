@@ -1,6 +1,7 @@
 // The environment variables through which gprof-run configures the collector inside the target.
-// This is the whole contract between the launcher (outside) and the injected library (inside): header-only
-// constants, included by both. docs/environment.md documents each variable for users.
+// With values.h (one parser per value) and cuda_backtrace.h, this is the whole contract between the launcher
+// (outside) and the injected library (inside); both depend on it, it on neither. docs/environment.md documents each
+// variable for users.
 #pragma once
 
 namespace gprof::env {
@@ -19,7 +20,7 @@ inline constexpr const char* kRunId = "GPROF_RUN_ID";
 inline constexpr const char* kTrace = "GPROF_TRACE";
 // Backtraces of CUDA API calls: unset/"0" off, "1" on (default depth), or a depth in frames (max 64).
 inline constexpr const char* kBacktrace = "GPROF_BACKTRACE";
-// Which CUDA API calls get a call site, nsys's --cudabacktrace form (gprof/inject/cuda_backtrace.h): a comma list of
+// Which CUDA API calls get a call site, nsys's --cudabacktrace form (gprof/env/cuda_backtrace.h): a comma list of
 // all|kernel|memory|sync|other[:THRESHOLD_NS], or none. Set: call sites on for those calls (depth from
 // GPROF_BACKTRACE when set, else 16 frames). Unset: GPROF_BACKTRACE alone means every call, no threshold.
 inline constexpr const char* kCudaBacktrace = "GPROF_CUDABACKTRACE";

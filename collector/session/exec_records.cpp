@@ -1,10 +1,10 @@
-#include "core/exec_records.h"
+#include "session/exec_records.h"
 
 #include <atomic>
 #include <cstring>
 #include <string>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "pipeline/pipeline.h"
 
 namespace gprof::collector {

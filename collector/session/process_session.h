@@ -2,7 +2,7 @@
 // LD_PRELOAD constructor, the NVTX loader, the CUDA driver), and restarted lazily in a forked child.
 //
 // It owns the trace file and the Pipeline, wires the NVTX recorder, module and thread scans, the capture window
-// (core/capture_window.h) and the CUPTI session into it, and handles exit (forced flush under a watchdog, End
+// (capture/capture_window.h) and the CUPTI session into it, and handles exit (forced flush under a watchdog, End
 // record), fatal signals (write what is encoded, then die of the same signal) and fork (the child abandons the
 // parent's writer and gets its own).
 // Every function here is noexcept: they are reached from extern "C" entry points and NVTX handlers.
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/program_image.h"
+#include "process/program_image.h"
 #include "nvtx/handlers.h"
 
 namespace gprof::collector {

@@ -1,4 +1,4 @@
-#include "core/signals.h"
+#include "session/signals.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/session.h"
+#include "session/process_session.h"
 #include "pipeline/pipeline.h"
 
 extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
@@ -222,15 +222,6 @@ int real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) 
 bool in_fatal_signal() noexcept { return g_in_fatal.load(std::memory_order_acquire); }
 
 void set_interposed(bool interposed) noexcept { g_interposed.store(interposed, std::memory_order_release); }
-
-BlockTermination::BlockTermination() noexcept {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : kTerminationSignals) sigaddset(&set, s);
-    ::pthread_sigmask(SIG_BLOCK, &set, &previous_);
-}
-
-BlockTermination::~BlockTermination() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
 
 void install(EndBySignal end) noexcept {
     g_end.store(end, std::memory_order_release);

@@ -1,6 +1,6 @@
-#include "core/process_info.h"
+#include "process/process_info.h"
 
-#include "gprof/inject/environment.h"
+#include "gprof/env/variables.h"
 #include "gprof/trace/writer.h"
 
 #include <dirent.h>

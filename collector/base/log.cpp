@@ -1,4 +1,4 @@
-#include "core/log.h"
+#include "base/log.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 

@@ -1,9 +1,8 @@
-#include "core/capture_window.h"
+#include "capture/capture_window.h"
 
 #include <new>
 
-#include "core/clock.h"
-#include "cupti/session.h"
+#include "base/clock.h"
 #include "pipeline/pipeline.h"
 
 namespace gprof::collector {
@@ -24,7 +23,7 @@ CaptureWindow::Options CaptureWindow::options_for(const Config& config, tr::Time
 void CaptureWindow::begin(Pipeline* pipeline, const Options& options, tr::Timestamp started_at) noexcept {
     std::lock_guard lock(mutex_);
     pipeline_ = pipeline;
-    cupti_ = nullptr;
+    activity_ = nullptr;
     options_ = options;
     time_open_ = options.open_at == 0;
     time_over_ = false;
@@ -37,12 +36,12 @@ void CaptureWindow::begin(Pipeline* pipeline, const Options& options, tr::Timest
     update(tr::CaptureReason::SessionStart, started_at);
 }
 
-void CaptureWindow::attach_cupti(cupti::Session* session) noexcept {
+void CaptureWindow::attach_activity(ActivitySwitch* activity) noexcept {
     std::lock_guard lock(mutex_);
-    cupti_ = session;
+    activity_ = activity;
     // The Capture record for the current state was written when the window moved; only CUPTI follows now.
-    if (cupti_ && cupti_->recording() != open_.load(std::memory_order_relaxed))
-        cupti_->set_recording(open_.load(std::memory_order_relaxed));
+    if (activity_ && activity_->recording() != open_.load(std::memory_order_relaxed))
+        activity_->set_recording(open_.load(std::memory_order_relaxed));
 }
 
 bool CaptureWindow::uses(tr::CaptureReason reason) const {
@@ -92,7 +91,7 @@ void CaptureWindow::close_at_exit(tr::Timestamp at) noexcept {
     if (exited_) return;
     exited_ = true;
     accepts_ranges_.store(false, std::memory_order_release);
-    cupti_ = nullptr;  // the kinds stay on: the forced flush at exit still collects what is in flight
+    activity_ = nullptr;  // the kinds stay on: the forced flush at exit still collects what is in flight
     update(tr::CaptureReason::ProcessExit, at);
 }
 
@@ -100,7 +99,7 @@ void CaptureWindow::reset_after_fork() noexcept {
     // Only the forking thread exists in the child; the mutex may have been held by another thread of the parent.
     new (&mutex_) std::mutex();
     pipeline_ = nullptr;
-    cupti_ = nullptr;
+    activity_ = nullptr;
     open_.store(false, std::memory_order_relaxed);
     accepts_ranges_.store(false, std::memory_order_relaxed);
 }
@@ -110,10 +109,10 @@ void CaptureWindow::update(tr::CaptureReason reason, tr::Timestamp at) {
     if (open == open_.load(std::memory_order_relaxed)) return;
     open_.store(open, std::memory_order_release);
     tr::Timestamp stamp = at;
-    if (cupti_) {
+    if (activity_) {
         // GPU records exist from the moment the kinds are on until they are off: stamp the edge then.
         if (!open) stamp = clock::now();
-        cupti_->set_recording(open);
+        activity_->set_recording(open);
         if (open) stamp = clock::now();
     }
     if (pipeline_) pipeline_->post_capture(open ? tr::CaptureAction::Start : tr::CaptureAction::Stop, reason, stamp);

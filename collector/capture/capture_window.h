@@ -5,7 +5,8 @@
 // (cudaProfilerStart/Stop from a CUPTI callback, or the NVTX range named by GPROF_CAPTURE_RANGE from the NVTX
 // handler on the application thread), process exit, and fork (the child starts a window of its own). The window
 // keeps the state, switches CUPTI's activity kinds through the CUPTI session once that has started, and writes
-// the Capture records: one at each edge of the window, with the reason that moved it.
+// the Capture records: one at each edge of the window, with the reason that moved it. It knows no CUPTI: the
+// session hands it the lever (ActivitySwitch) once CUPTI has started.
 //
 // The window is open when both gates are open:
 //   time gate   open from the delay's end (or the start) until the duration's end; once closed, closed for good
@@ -21,15 +22,22 @@
 #include <cstdint>
 #include <mutex>
 
-#include "core/config.h"
+#include "base/config.h"
 #include "gprof/trace/records.h"
 
 namespace gprof::collector {
 
 class Pipeline;
-namespace cupti {
-class Session;
-}
+
+// The lever the window moves: CUPTI's activity kinds (the session wires the CUPTI session in; tests wire their own).
+class ActivitySwitch {
+public:
+    virtual bool recording() const = 0;
+    virtual bool set_recording(bool on) = 0;
+
+protected:
+    ~ActivitySwitch() = default;
+};
 
 class CaptureWindow {
 public:
@@ -47,9 +55,9 @@ public:
     // SessionStart) when neither a delay nor a capture range holds it closed.
     void begin(Pipeline* pipeline, const Options& options, trace::Timestamp started_at) noexcept;
 
-    // The CUPTI session has started: from now on the window switches its activity kinds. Brings them in line
-    // with the window as it is now (it may have moved while CUPTI was starting).
-    void attach_cupti(cupti::Session* session) noexcept;
+    // CUPTI has started: from now on the window switches its activity kinds. Brings them in line with the window
+    // as it is now (it may have moved while CUPTI was starting).
+    void attach_activity(ActivitySwitch* activity) noexcept;
 
     bool is_open() const noexcept { return open_.load(std::memory_order_acquire); }
 
@@ -81,7 +89,7 @@ private:
 
     mutable std::mutex mutex_;
     Pipeline* pipeline_ = nullptr;
-    cupti::Session* cupti_ = nullptr;
+    ActivitySwitch* activity_ = nullptr;
     Options options_;
     bool time_open_ = false;
     bool time_over_ = false;  // the duration has ended: the time gate never reopens

@@ -1,4 +1,4 @@
-#include "core/session.h"
+#include "session/process_session.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -15,20 +15,22 @@
 #include <mutex>
 #include <thread>
 
-#include "core/capture_window.h"
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/exec_records.h"
-#include "core/log.h"
-#include "core/process_info.h"
-#include "core/reentry.h"
-#include "core/self_report.h"
-#include "core/signals.h"
+#include "capture/capture_window.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "session/exec_records.h"
+#include "base/log.h"
+#include "process/process_info.h"
+#include "base/reentry.h"
+#include "session/self_report.h"
+#include "session/session_state.h"
+#include "session/signals.h"
 #include "cupti/session.h"
 #include "gprof/version.h"
 #include "nvtx/capture.h"
 #include "nvtx/names.h"
 #include "nvtx/recorder.h"
+#include "nvtx/session_hooks.h"
 #include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
 
@@ -36,14 +38,7 @@ namespace gprof::collector {
 
 namespace tr = gprof::trace;
 
-namespace {
-
-constexpr auto kExitWatchdog = std::chrono::seconds(3);
-// A signal's handler waits signals::kSignalFinishWaitMs for the whole end: each step gets less.
-constexpr auto kSignalWatchdog = std::chrono::milliseconds(1200);
-
-// Why a session ends.
-enum class EndCause : uint8_t { Exit, Exec, Signal };
+namespace session_detail {
 
 // Module and thread records, and the capture window's clock: a Pipeline hook on the writer thread.
 struct ProcessRecorder {
@@ -66,44 +61,37 @@ struct ProcessRecorder {
     }
 };
 
-struct State {
-    Config config;
-    bool config_parsed = false;
-    bool active = false;
-    bool inactive = false;
-    int fd = -1;
-    std::string path;
-    ProcessIdentity identity;
-    Pipeline* pipeline = nullptr;
-    nvtx::Recorder* recorder = nullptr;
-    ProcessRecorder* process = nullptr;
-    tr::Timestamp started_at = 0;
-    bool process_hooks_installed = false;
-};
-
 std::mutex g_mutex;
 State& state() {
     static State* s = new State();  // leaked: used from atexit handlers and after static destructors
     return *s;
 }
 std::atomic<Pipeline*> g_pipeline{nullptr};
-std::atomic<bool> g_child_pending{false};
 std::atomic<bool> g_cuda_attempted{false};
 std::atomic<bool> g_cuda_ok{false};
+std::atomic<bool> g_shutdown_done{false};
+std::atomic<int64_t> g_session_pid{0};
+thread_local bool t_busy = false;
+
+}  // namespace session_detail
+
+using namespace session_detail;
+
+namespace {
+
+constexpr auto kExitWatchdog = std::chrono::seconds(3);
+// A signal's handler waits signals::kSignalFinishWaitMs for the whole end: each step gets less.
+constexpr auto kSignalWatchdog = std::chrono::milliseconds(1200);
+
+std::atomic<bool> g_child_pending{false};
 // This process image began as a fork of a traced process: what it has of CUDA (libcudart, libcuda, even an
 // initialised driver) came from its parent. It is judged by its own CUDA calls only: the driver calling
 // InitializeInjection in it. A child that never calls CUDA has no CUDA failure to report.
 std::atomic<bool> g_cuda_inherited{false};
 std::atomic<bool> g_nvtx_attached{false};
-std::atomic<bool> g_shutdown_done{false};
-// The pid whose session is active (0: none). A vfork child runs our exec interposer with its parent's session in
-// shared memory: its own pid differs.
-std::atomic<int64_t> g_session_pid{0};
-thread_local bool t_busy = false;  // ReentryGuard flag: an entry point reached again from inside our own code
 
 // ---- start ----
 
-void ensure_started_locked();
 void end_by_signal(int sig);
 
 void on_fork_prepare() { g_mutex.lock(); }
@@ -112,134 +100,170 @@ void on_fork_child();
 
 void at_exit_handler() { session_shutdown(); }
 
-void ensure_started_locked() {
-    State& s = state();
-    if (!s.config_parsed) {
-        try {
-            s.config = parse_config();
-        } catch (...) {
-            s.config = Config{};
-        }
-        s.config_parsed = true;
-        log::init(s.config.log_level);
-        remember_collector_name();
-        static bool process_hooks = false;
-        if (!process_hooks) {
-            // Once per process image: both survive fork, and the child handler re-arms the session.
-            process_hooks = true;
-            ::pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
-            std::atexit(at_exit_handler);
-        }
+// ---- start, in steps ----
+
+// Once per process image: the configuration, the log, the fork and exit handlers, NVTX's hooks into the session.
+void read_config_once(State& s) {
+    if (s.config_parsed) return;
+    try {
+        s.config = parse_config();
+    } catch (...) {
+        s.config = Config{};
     }
+    s.config_parsed = true;
+    log::init(s.config.log_level);
+    remember_collector_name();
+    static bool process_hooks = false;
+    if (!process_hooks) {
+        // Once per process image: both survive fork, and the child handler re-arms the session.
+        process_hooks = true;
+        nvtx::set_session_hooks({session_on_new_stream, session_nudge_writer, session_post_thread_name});
+        ::pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+        std::atexit(at_exit_handler);
+    }
+}
+
+// This process records nothing (not the root under GPROF_NO_CHILDREN, or no trace file): no file, no thread, NVTX
+// handlers record nothing.
+void stay_inactive(State& s) {
+    s.inactive = true;
+    nvtx::g_recording.store(false);
+}
+
+// The trace file with its header, and the pipeline writing it. False (s inactive, said on stderr) when either fails.
+bool open_trace(State& s, int64_t pid) {
+    s.identity.gather();
+    remove_header_only_traces(s.config.output_dir, pid);  // this pid's pre-exec image, if it left one
+    int fd = create_trace_file(s.config.output_dir, s.identity.exe_basename(), pid, s.path);
+    if (fd < 0) {
+        int err = errno;
+        log::warn("cannot create the trace file {}: {}; this process is not recorded", s.path, std::strerror(err));
+        stay_inactive(s);
+        return false;
+    }
+    tr::HeaderInfo h;
+    h.features = (s.config.backtrace_depth > 0 ? static_cast<uint32_t>(tr::kFeatureBacktraces) : 0u) |
+                 (s.config.nested_driver_calls ? static_cast<uint32_t>(tr::kFeatureNestedDriverCalls) : 0u);
+    h.producer = GPROF_PRODUCER;
+    h.pid = s.identity.pid;
+    h.ppid = s.identity.ppid;
+    h.hostname = s.identity.hostname.c_str();
+    h.boot_id = s.identity.boot_id.c_str();
+    h.executable = s.identity.executable.c_str();
+    h.argv = s.identity.argv.data();
+    h.argc = static_cast<uint32_t>(s.identity.argv.size());
+    h.clock = clock::reference();
+    h.run_id = s.config.run_id.c_str();
+    s.started_at = h.clock.trace_ns;
+
+    auto* pipeline = new Pipeline();
+    Pipeline::Options po;
+    po.flush_ms = s.config.flush_ms;
+    s.fd = fd;
+    if (!pipeline->start(fd, h, po)) {
+        // A file that could not even take its header (a full disk) is no result: remove it.
+        int err = pipeline->write_error();
+        ::unlink(s.path.c_str());
+        log::warn("cannot write the trace file {}{}{}; this process is not recorded", s.path, err ? ": " : "",
+                  err ? std::strerror(err) : "");
+        s.fd = -1;
+        stay_inactive(s);
+        return false;  // pipeline leaked: it may hold a failed thread object
+    }
+    s.pipeline = pipeline;
+    return true;
+}
+
+// The writer thread's periodic work: the NVTX drain, module and thread records, the self-report.
+void add_recorders(State& s, const CaptureWindow::Options& window) {
+    nvtx::Recorder::Options ro;
+    ro.window_start = window.open_at;
+    ro.window_end = window.close_at;
+    auto* recorder = new nvtx::Recorder(ro);
+    auto* process = new ProcessRecorder();
+    process->nvtx = recorder;
+    s.pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder, /*also_on_nudge=*/true);
+    s.pipeline->add_periodic_hook(ProcessRecorder::hook, process);
+    s.pipeline->add_periodic_hook(self_report_hook, s.pipeline);  // after the NVTX drain: its final figures
+    s.recorder = recorder;
+    s.process = process;
+}
+
+// The first records: the process's rank, the configuration's warnings, what is recorded.
+void post_opening_records(State& s) {
+    Pipeline* pipeline = s.pipeline;
+    ProcessRole role = ProcessRole::from_environment();
+    if (role.known()) {
+        pipeline->post([role](tr::TraceWriter& w) {
+            tr::Role r;
+            r.rank = role.rank;
+            r.local_rank = role.local_rank;
+            r.world_size = role.world_size;
+            r.variables = w.intern(role.variables.data(), role.variables.size());
+            if (!role.job.empty()) r.job = w.intern(role.job.data(), role.job.size());
+            w.add(r);
+        });
+    }
+    for (const std::string& w : s.config.warnings) {
+        log::warn("{}", w);
+        pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0, w);
+    }
+    pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Info, 0,
+                          std::string("collector attached; trace clock: ") +
+                              (clock::uses_tsc() ? "TSC calibrated to CLOCK_MONOTONIC" : "CLOCK_MONOTONIC") +
+                              "; nvtx " + (s.config.trace_nvtx ? "on" : "off") + ", cuda " +
+                              (s.config.trace_cuda ? "on" : "off"));
+}
+
+// The capture window opens (or waits for its delay or range); an NVTX capture range is armed.
+void open_capture_window(State& s, const CaptureWindow::Options& window) {
+    capture_window().begin(s.pipeline, window, s.started_at);
+    if (s.config.capture == CaptureMode::NvtxRange) {
+        nvtx::CaptureTarget target;
+        target.name = s.config.capture_nvtx_name;
+        target.domain = s.config.capture_nvtx_domain;
+        target.any_domain = s.config.capture_nvtx_any_domain;
+        nvtx::arm_capture(target);
+    }
+}
+
+}  // namespace
+
+void session_detail::ensure_started_locked() {
+    State& s = state();
+    read_config_once(s);
     if (s.active || s.inactive) return;
     g_child_pending.store(false);
 
     int64_t pid = ::getpid();
     if (s.config.inactive_for(pid)) {
-        // GPROF_NO_CHILDREN: not the root process. No file, no thread, NVTX handlers record nothing.
-        s.inactive = true;
-        nvtx::g_recording.store(false);
+        stay_inactive(s);
         log::debug("pid {} is not the root process {}: not recording", pid, s.config.root_pid);
         return;
     }
     nvtx::g_recording.store(true);
     clock::init();
     try {
-        s.identity.gather();
-        remove_header_only_traces(s.config.output_dir, pid);  // this pid's pre-exec image, if it left one
-        int fd = create_trace_file(s.config.output_dir, s.identity.exe_basename(), pid, s.path);
-        if (fd < 0) {
-            int err = errno;
-            log::warn("cannot create the trace file {}: {}; this process is not recorded", s.path, std::strerror(err));
-            s.inactive = true;
-            nvtx::g_recording.store(false);
-            return;
-        }
-        tr::HeaderInfo h;
-        h.features = (s.config.backtrace_depth > 0 ? static_cast<uint32_t>(tr::kFeatureBacktraces) : 0u) |
-                     (s.config.nested_driver_calls ? static_cast<uint32_t>(tr::kFeatureNestedDriverCalls) : 0u);
-        h.producer = GPROF_PRODUCER;
-        h.pid = s.identity.pid;
-        h.ppid = s.identity.ppid;
-        h.hostname = s.identity.hostname.c_str();
-        h.boot_id = s.identity.boot_id.c_str();
-        h.executable = s.identity.executable.c_str();
-        h.argv = s.identity.argv.data();
-        h.argc = static_cast<uint32_t>(s.identity.argv.size());
-        h.clock = clock::reference();
-        h.run_id = s.config.run_id.c_str();
-        s.started_at = h.clock.trace_ns;
-
-        auto* pipeline = new Pipeline();
-        Pipeline::Options po;
-        po.flush_ms = s.config.flush_ms;
-        s.fd = fd;
-        if (!pipeline->start(fd, h, po)) {
-            // A file that could not even take its header (a full disk) is no result: remove it.
-            int err = pipeline->write_error();
-            ::unlink(s.path.c_str());
-            log::warn("cannot write the trace file {}{}{}; this process is not recorded", s.path, err ? ": " : "",
-                      err ? std::strerror(err) : "");
-            s.inactive = true;
-            s.fd = -1;
-            nvtx::g_recording.store(false);
-            return;  // pipeline leaked: it may hold a failed thread object
-        }
-        CaptureWindow::Options wo = CaptureWindow::options_for(s.config, s.started_at);
-        nvtx::Recorder::Options ro;
-        ro.window_start = wo.open_at;
-        ro.window_end = wo.close_at;
-        auto* recorder = new nvtx::Recorder(ro);
-        auto* process = new ProcessRecorder();
-        process->nvtx = recorder;
-        pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder, /*also_on_nudge=*/true);
-        pipeline->add_periodic_hook(ProcessRecorder::hook, process);
-        pipeline->add_periodic_hook(self_report_hook, pipeline);  // after the NVTX drain: its final figures
-
-        ProcessRole role = ProcessRole::from_environment();
-        if (role.known()) {
-            pipeline->post([role](tr::TraceWriter& w) {
-                tr::Role r;
-                r.rank = role.rank;
-                r.local_rank = role.local_rank;
-                r.world_size = role.world_size;
-                r.variables = w.intern(role.variables.data(), role.variables.size());
-                if (!role.job.empty()) r.job = w.intern(role.job.data(), role.job.size());
-                w.add(r);
-            });
-        }
-        for (const std::string& w : s.config.warnings) {
-            log::warn("{}", w);
-            pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0, w);
-        }
-        pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Info, 0,
-                              std::string("collector attached; trace clock: ") +
-                                  (clock::uses_tsc() ? "TSC calibrated to CLOCK_MONOTONIC" : "CLOCK_MONOTONIC") +
-                                  "; nvtx " + (s.config.trace_nvtx ? "on" : "off") + ", cuda " +
-                                  (s.config.trace_cuda ? "on" : "off"));
-        capture_window().begin(pipeline, wo, s.started_at);
-        if (s.config.capture == CaptureMode::NvtxRange) {
-            nvtx::CaptureTarget target;
-            target.name = s.config.capture_nvtx_name;
-            target.domain = s.config.capture_nvtx_domain;
-            target.any_domain = s.config.capture_nvtx_any_domain;
-            nvtx::arm_capture(target);
-        }
-
-        s.pipeline = pipeline;
-        s.recorder = recorder;
-        s.process = process;
+        if (!open_trace(s, pid)) return;
+        CaptureWindow::Options window = CaptureWindow::options_for(s.config, s.started_at);
+        add_recorders(s, window);
+        post_opening_records(s);
+        open_capture_window(s, window);
         s.active = true;
-        g_pipeline.store(pipeline, std::memory_order_release);
+        g_pipeline.store(s.pipeline, std::memory_order_release);
         g_session_pid.store(pid, std::memory_order_release);
         signals::install(end_by_signal);
         log::debug("tracing pid {} into {}", pid, s.path);
     } catch (...) {
         log::warn("collector start failed (out of memory?); this process is not recorded");
-        s.inactive = true;
-        nvtx::g_recording.store(false);
+        s.pipeline = nullptr;
+        s.recorder = nullptr;
+        s.process = nullptr;
+        stay_inactive(s);
     }
 }
+
+namespace {
 
 void on_fork_child() {
     // Only this thread exists in the child. The parent's pipeline (its thread is gone, its open chunk holds
@@ -388,12 +412,20 @@ cupti::SessionOptions cupti_options(const Config& config) {
     return so;
 }
 
-// The CUPTI session writes into `pipeline` from now on: capture window, periodic flush.
-void attach_cuda(Pipeline& pipeline) {
+// The capture window's lever: the process's CUPTI session.
+struct CuptiActivity final : ActivitySwitch {
+    bool recording() const override { return cupti::Session::instance().recording(); }
+    bool set_recording(bool on) override { return cupti::Session::instance().set_recording(on); }
+};
+CuptiActivity g_cupti_activity;  // constant-initialised, nothing to destroy: valid until the process ends
+
+}  // namespace
+
+void session_detail::attach_cuda(Pipeline& pipeline) {
     auto& session = cupti::Session::instance();
     session.rebind(pipeline);
     // The window may have moved while CUPTI was starting: from here on it switches CUPTI itself.
-    capture_window().attach_cupti(&session);
+    capture_window().attach_activity(&g_cupti_activity);
     pipeline.add_periodic_hook(
         [](void*, tr::TraceWriter&, bool final) {
             // Periodic flush: completed buffers reach the file within one period. The forced flush at exit runs
@@ -403,9 +435,8 @@ void attach_cuda(Pipeline& pipeline) {
         nullptr);
 }
 
-// Ends this process's session: the CUPTI forced flush, a word on missing CUDA activity, `before_end`, the capture
-// window, the last drain and the End record. Once per session (exit, exec or signal, whichever comes first).
-template <class BeforeEnd> void finish_session(EndCause cause, int sig, BeforeEnd before_end) noexcept {
+void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(void* ctx, Pipeline& pipeline),
+                                    void* ctx) noexcept {
     if (g_shutdown_done.exchange(true)) return;
     try {
         Pipeline* pipeline = nullptr;
@@ -437,7 +468,7 @@ template <class BeforeEnd> void finish_session(EndCause cause, int sig, BeforeEn
                                       "CUDA activity not recorded: " + missing.text);
             }
         }
-        before_end(*pipeline);
+        if (before_end) before_end(ctx, *pipeline);
         capture_window().close_at_exit(clock::now());
         uint32_t end_signal = cause == EndCause::Signal ? static_cast<uint32_t>(sig) : 0u;
         bool finished = run_with_watchdog(limit, [pipeline, end_signal] { pipeline->finish(end_signal); });
@@ -449,9 +480,9 @@ template <class BeforeEnd> void finish_session(EndCause cause, int sig, BeforeEn
     }
 }
 
-void end_by_signal(int sig) {
-    finish_session(EndCause::Signal, sig, [](Pipeline&) {});
-}
+namespace {
+
+void end_by_signal(int sig) { finish_session(EndCause::Signal, sig, nullptr, nullptr); }
 
 }  // namespace
 
@@ -507,7 +538,7 @@ void session_post_thread_name(uint64_t tid, std::string_view name) noexcept {
 }
 
 void session_shutdown() noexcept {
-    finish_session(EndCause::Exit, 0, [](Pipeline&) {});
+    finish_session(EndCause::Exit, 0, nullptr, nullptr);
 }
 
 void session_finish_before_exit() noexcept {
@@ -517,91 +548,6 @@ void session_finish_before_exit() noexcept {
     bool ours = s.active && s.identity.pid == static_cast<int64_t>(::syscall(SYS_getpid));
     g_mutex.unlock();
     if (ours) session_shutdown();
-}
-
-// ---- exec and spawn ----
-
-ExecTicket session_before_exec(const ProgramImage& image, char* const argv[]) noexcept {
-    ExecTicket ticket;
-    if (image.will_fail()) return ticket;  // the exec cannot work: the process goes on as it is
-    int64_t self = static_cast<int64_t>(::syscall(SYS_getpid));
-    int64_t owner = g_session_pid.load(std::memory_order_acquire);
-    if (owner == 0) return ticket;
-    if (owner != self) {
-        // A vfork child (its parent's memory, its parent's session): no lock, no allocation. Only an untraceable
-        // program leaves a note; a traced one records itself.
-        if (image.image != tr::ExecImage::Traced) ticket.note = leave_note(self, image, argv);
-        return ticket;
-    }
-    ReentryGuard guard(t_busy);
-    if (!guard.entered()) return ticket;
-    try {
-        std::string path;
-        {
-            std::lock_guard lock(g_mutex);
-            if (!state().active || g_shutdown_done.load()) return ticket;
-            path = state().path;
-        }
-        bool recorded_something = g_cuda_attempted.load() || nvtx::streams() != nullptr;
-        if (image.image == tr::ExecImage::Traced && !recorded_something) {
-            // Nothing here that the new image's own trace (same pid, from its start) will not say: one trace per
-            // process. Its writer may go on into the unlinked file until the exec replaces us.
-            ::unlink(path.c_str());
-            ticket.action = ExecTicket::Action::HandedOver;
-            log::debug("exec of {}: the trace is handed over to the new image", image.path);
-            return ticket;
-        }
-        finish_session(EndCause::Exec, 0, [&](Pipeline& pipeline) {
-            post_exec_record(pipeline, self, image, argv, false);
-        });
-        ticket.action = ExecTicket::Action::Ended;
-    } catch (...) {
-    }
-    return ticket;
-}
-
-void session_exec_failed(const ExecTicket& ticket, const ProgramImage& image, int error) noexcept {
-    withdraw_note(ticket.note);
-    if (ticket.action == ExecTicket::Action::None) return;
-    ReentryGuard guard(t_busy);
-    if (!guard.entered()) return;
-    try {
-        // The process goes on: so does its recording, in a new trace file (the old one is finished or removed).
-        Pipeline* old = nullptr;
-        {
-            std::lock_guard lock(g_mutex);
-            State& s = state();
-            old = s.pipeline;
-            s.pipeline = nullptr;  // leaked: a late CUPTI buffer may still name it
-            s.recorder = nullptr;
-            s.process = nullptr;
-            s.fd = -1;
-            s.path.clear();
-            s.active = false;
-            g_pipeline.store(nullptr, std::memory_order_release);
-        }
-        if (ticket.action == ExecTicket::Action::HandedOver && old) old->finish();  // its file is already gone
-        capture_window().reset_after_fork();
-        nvtx::reset_capture_after_fork();
-        g_shutdown_done.store(false);
-        Pipeline* pipeline = nullptr;
-        {
-            std::lock_guard lock(g_mutex);
-            ensure_started_locked();
-            if (state().active) pipeline = state().pipeline;
-        }
-        if (!pipeline) return;
-        pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Info, error,
-                              std::string("the exec of ") + image.path + " failed (" + std::strerror(error) +
-                                  "): this process went on, and its trace continues here");
-        if (g_cuda_ok.load()) attach_cuda(*pipeline);
-    } catch (...) {
-    }
-}
-
-void session_spawned(int64_t pid, const ProgramImage& image, char* const argv[]) noexcept {
-    if (image.will_fail() || image.image == tr::ExecImage::Traced || pid <= 0) return;
-    if (Pipeline* p = g_pipeline.load(std::memory_order_acquire)) post_exec_record(*p, pid, image, argv, true);
 }
 
 Pipeline* session_pipeline() noexcept { return g_pipeline.load(std::memory_order_acquire); }

@@ -1,4 +1,4 @@
-#include "core/block_pool.h"
+#include "base/block_pool.h"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "core/program_image.h"
+#include "process/program_image.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/program_image.h"
+#include "process/program_image.h"
 #include "gprof/trace/writer.h"
 
 namespace gprof::collector {

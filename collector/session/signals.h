@@ -4,7 +4,7 @@
 // already encoded (one write(2)), puts the previous disposition back and lets the signal take its course. Nothing
 // else is safe in a crashing process; the trace has no End record.
 //
-// Termination signals (kTerminationSignals: SIGTERM from Slurm or Kubernetes, SIGINT from Ctrl-C, SIGHUP, SIGQUIT,
+// Termination signals (kTerminationSignals in base/thread_signals.h: SIGTERM from Slurm or Kubernetes, SIGINT from Ctrl-C, SIGHUP, SIGQUIT,
 // SIGPIPE, SIGALRM, SIGUSR1/2, SIGXCPU), while the program leaves them at their default action: the handler wakes
 // the session's finisher thread, which finishes the trace as at exit (CUPTI's forced flush, the last NVTX drain,
 // End with End.signal), and waits for it at most kSignalFinishWait; then it restores the default action and sends
@@ -27,10 +27,10 @@
 
 #include <cstdint>
 
+#include "base/thread_signals.h"
+
 namespace gprof::collector::signals {
 
-inline constexpr int kTerminationSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU};
-inline constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 inline constexpr int kSignalFinishWaitMs = 3000;
 
 // Finishes the trace because `sig` is ending the process (runs on the finisher thread, never in a handler).
@@ -50,19 +50,6 @@ void reset_after_fork() noexcept;
 int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept;
 using Handler = void (*)(int);
 Handler program_signal(int sig, Handler handler) noexcept;
-
-// Blocks the termination signals in the calling thread for its scope, so that a thread created inside it (ours)
-// inherits the mask; the previous mask is back afterwards.
-class BlockTermination {
-public:
-    BlockTermination() noexcept;
-    ~BlockTermination();
-    BlockTermination(const BlockTermination&) = delete;
-    BlockTermination& operator=(const BlockTermination&) = delete;
-
-private:
-    sigset_t previous_;
-};
 
 // A fatal signal's handler has run: the process is dying of it (the _exit interposer stays out of the way).
 bool in_fatal_signal() noexcept;

@@ -1,43 +1,25 @@
-// The collector's configuration: the environment variables of gprof/inject/environment.h, parsed once at
-// initialisation into a plain struct. Parsing never throws and never fails: a malformed value falls back to
-// its default and leaves a note in `warnings` (logged and written to the trace as Status records).
+// The collector's configuration: the environment variables of gprof/env/variables.h, parsed once at initialisation
+// into a plain struct, each with the contract's parser (gprof/env/values.h). Parsing never throws and never fails: a
+// malformed value falls back to its default and leaves a note in `warnings` (logged and written to the trace as
+// Status records).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "gprof/inject/cuda_backtrace.h"
+#include "gprof/env/cuda_backtrace.h"
+#include "gprof/env/values.h"
 
 namespace gprof::collector {
 
-enum class CaptureMode : uint8_t {
-    None = 0,             // record from the start
-    CudaProfilerApi = 1,  // only between cudaProfilerStart and cudaProfilerStop
-    NvtxRange = 2,        // only inside the NVTX range named capture_nvtx_name (in capture_nvtx_domain)
-};
+// The value types are the contract's (gprof/env/values.h): gprof-run checks its options with the same parsers.
+using env::ApiSource;
+using env::CaptureMode;
+using env::CaptureRangeEnd;
+using env::GraphTrace;
 
-// What ends a capture range (GPROF_CAPTURE_RANGE_END; nsys's --capture-range-end).
-enum class CaptureRangeEnd : uint8_t {
-    Stop = 0,    // recording ends with the first range; later ranges are ignored
-    Repeat = 1,  // every later range records again (at most capture_end_count ranges when that is not 0)
-    None = 2,    // the first range opens recording and nothing closes it
-};
-
-// How CUDA graph launches are recorded (GPROF_CUDA_GRAPH_TRACE; nsys's --cuda-graph-trace).
-enum class GraphTrace : uint8_t {
-    Node = 0,   // every kernel/memcpy/memset node of every launch, with graph and node ids
-    Graph = 1,  // one GraphLaunch record per launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE), no node records
-};
-
-// Where CUDA API call records come from (GPROF_CUDA_API): the overhead alternatives of issue 17.
-enum class ApiSource : uint8_t {
-    Activity = 0,  // CUPTI's RUNTIME and DRIVER activity kinds (CUPTI stamps and buffers them)
-    Callback = 1,  // CUPTI's RUNTIME_API/DRIVER_API callbacks; the collector stamps and buffers them itself
-    Off = 2,       // no API records at all (GPU activity only)
-};
-
-// The bound of the table of distinct call stacks (collector/cupti/call_sites.h).
+// The bound of the table of distinct call stacks (collector/cupti/call_stacks.h).
 inline constexpr uint32_t kDefaultCallSiteMaxStacks = 65536;
 
 struct Config {
@@ -77,7 +59,7 @@ struct Config {
     bool inactive_for(int64_t pid) const { return no_children && root_pid != 0 && pid != root_pid; }
 };
 
-inline constexpr uint32_t kDefaultBacktraceDepth = 16;
+inline constexpr uint32_t kDefaultBacktraceDepth = env::kDefaultBacktraceDepth;
 
 // getenv-like lookup; returns nullptr when unset.
 using EnvLookup = const char* (*)(const char* name);

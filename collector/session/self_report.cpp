@@ -1,11 +1,11 @@
-#include "core/self_report.h"
+#include "session/self_report.h"
 
 #include <time.h>
 
 #include <cstdio>
 #include <cstring>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "cupti/api_calls.h"
 #include "cupti/buffers.h"
 #include "nvtx/stream.h"

@@ -1,0 +1,62 @@
+// The process session's state, shared by its two files (process_session.cpp: start, fork, exit, signals;
+// exec.cpp: exec and spawn). Not for use outside session/.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "base/config.h"
+#include "process/process_info.h"
+
+namespace gprof::collector {
+
+class Pipeline;
+namespace nvtx {
+class Recorder;
+}
+
+namespace session_detail {
+
+struct ProcessRecorder;  // module and thread records on the writer thread (process_session.cpp)
+
+struct State {
+    Config config;
+    bool config_parsed = false;
+    bool active = false;
+    bool inactive = false;
+    int fd = -1;
+    std::string path;
+    ProcessIdentity identity;
+    Pipeline* pipeline = nullptr;
+    nvtx::Recorder* recorder = nullptr;
+    ProcessRecorder* process = nullptr;
+    trace::Timestamp started_at = 0;
+};
+
+// The one state (never destroyed: used from atexit handlers and after static destructors), guarded by g_mutex.
+State& state();
+extern std::mutex g_mutex;
+extern std::atomic<Pipeline*> g_pipeline;
+extern std::atomic<bool> g_cuda_attempted;
+extern std::atomic<bool> g_cuda_ok;
+extern std::atomic<bool> g_shutdown_done;
+// The pid whose session is active (0: none). A vfork child runs our exec interposer with its parent's session in
+// shared memory: its own pid differs.
+extern std::atomic<int64_t> g_session_pid;
+extern thread_local bool t_busy;  // ReentryGuard flag: an entry point reached again from inside our own code
+
+// Starts this process's session if it has none (g_mutex held).
+void ensure_started_locked();
+// The CUPTI session writes into `pipeline` from now on: capture window, periodic flush.
+void attach_cuda(Pipeline& pipeline);
+
+// Why a session ends.
+enum class EndCause : uint8_t { Exit, Exec, Signal };
+// Ends this process's session: the CUPTI forced flush, a word on missing CUDA activity, `before_end` (may be null),
+// the capture window, the last drain and the End record. Once per session (exit, exec or signal, whichever first).
+void finish_session(EndCause cause, int sig, void (*before_end)(void* ctx, Pipeline& pipeline), void* ctx) noexcept;
+
+}  // namespace session_detail
+}  // namespace gprof::collector
