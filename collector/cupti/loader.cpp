@@ -4,6 +4,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -70,6 +71,14 @@ LoadOptions load_options_from_environment() {
     LoadOptions o;
     if (const char* p = std::getenv(env::kCuptiLib); p && *p) o.explicit_path = p;
     if (const char* p = std::getenv("CUDA_HOME"); p && *p) o.cuda_home = p;
+    if (const char* p = std::getenv(env::kPythonSitePackages); p && *p) {
+        std::string list = p;
+        for (size_t start = 0; start <= list.size();) {
+            size_t end = std::min(list.find(':', start), list.size());
+            if (end > start) o.python_site_packages.push_back(list.substr(start, end - start));
+            start = end + 1;
+        }
+    }
     return o;
 }
 
@@ -168,6 +177,12 @@ LoadResult load_cupti(const LoadOptions& options) {
             candidates.push_back({dir + "/../extras/CUPTI/lib64/" + kCuptiSoname, "next to libcudart"});
         }
     }
+    // The CUPTI pip installed into the program's Python environment (gprof-run names its site-packages): PyTorch's
+    // CUDA 13 wheels put it in nvidia/cu13/lib, the per-library wheels in nvidia/cuda_cupti/lib.
+    for (const std::string& dir : options.python_site_packages) {
+        candidates.push_back({dir + "/nvidia/cu13/lib/" + kCuptiSoname, "Python environment"});
+        candidates.push_back({dir + "/nvidia/cuda_cupti/lib/" + kCuptiSoname, "Python environment"});
+    }
     if (!options.cuda_home.empty()) {
         candidates.push_back({options.cuda_home + "/lib64/" + kCuptiSoname, "CUDA_HOME"});
         candidates.push_back({options.cuda_home + "/extras/CUPTI/lib64/" + kCuptiSoname, "CUDA_HOME"});
@@ -193,8 +208,8 @@ LoadResult load_cupti(const LoadOptions& options) {
     if (!last_refusal.empty())
         failed.reason = "no usable libcupti.so.13: " + tried;
     else
-        failed.reason = "libcupti.so.13 not found (searched next to libcudart, $CUDA_HOME, /usr/local/cuda and "
-                        "the loader path; set GPROF_CUPTI_LIB to its path)";
+        failed.reason = "libcupti.so.13 not found (searched next to libcudart, the Python environment, $CUDA_HOME, "
+                        "/usr/local/cuda and the loader path; set GPROF_CUPTI_LIB to its path)";
     return failed;
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gprof::collector::cupti {
 
@@ -59,11 +60,13 @@ struct CuptiApi {
 struct LoadOptions {
     std::string explicit_path;  // GPROF_CUPTI_LIB: when set, only this file is tried
     std::string cuda_home;      // $CUDA_HOME (empty: not set)
+    // GPROF_PYTHON_SITE_PACKAGES, split at ':': the Python environments' site-packages, where pip puts CUPTI.
+    std::vector<std::string> python_site_packages;
     bool search_process = true; // look for a libcupti / libcudart already in the process
     bool search_defaults = true;// /usr/local/cuda/... and the plain soname through the loader path
 };
 
-// Options from the environment: GPROF_CUPTI_LIB and CUDA_HOME.
+// Options from the environment: GPROF_CUPTI_LIB, GPROF_PYTHON_SITE_PACKAGES and CUDA_HOME.
 LoadOptions load_options_from_environment();
 
 struct LoadResult {

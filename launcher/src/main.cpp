@@ -18,8 +18,10 @@
 #include "end_of_run.h"
 #include "options.h"
 #include "output_path.h"
+#include "python_env.h"
 #include "safe_fs.h"
 #include "supervise.h"
+#include "gprof/env/variables.h"
 #include "gprof/version.h"
 
 extern char** environ;
@@ -133,6 +135,10 @@ int run(int argc, char** argv) {
     if (!timeline_path && !o.no_timeline) timeline_path = *run_dir / "timeline.json";
 
     auto changes = collector_environment(o, *collector, *run_dir, run_id, ::getenv("LD_PRELOAD"));
+    // Where pip put CUPTI for this program's Python, for the collector's search; a value the user set is kept.
+    if (!::getenv(gprof::env::kPythonSitePackages))
+        if (auto dirs = site_packages_value(python_site_packages(python_env_inputs(app.path))))
+            changes.push_back({gprof::env::kPythonSitePackages, *dirs});
     SuperviseConfig config;
     config.file = app.path;
     config.argv = o.command;

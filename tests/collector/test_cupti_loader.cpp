@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cupti/buffers.h"
@@ -122,4 +123,30 @@ TEST_CASE("buffer pool: no cap enforced when refusing is unsafe", "[cupti][buffe
     CHECK(b);
     pool.release(a);
     pool.release(b);
+}
+
+TEST_CASE("the CUPTI pip put in a Python environment is found before CUDA_HOME", "[cupti][loader]") {
+    // A copy of the stand-in where PyTorch's CUDA 13 wheels put libcupti (a copy, not a link: the dynamic loader
+    // would hand back the stand-in already mapped under its own name).
+    char tmpl[] = "/tmp/gprof-sitepkg-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string site = std::string(tmpl) + "/lib/python3.11/site-packages";
+    const std::string lib_dir = site + "/nvidia/cu13/lib";
+    REQUIRE(std::system(("mkdir -p " + lib_dir + " && cp " GPROF_TEST_CUPTI_STANDIN " " + lib_dir + "/libcupti.so.13")
+                            .c_str()) == 0);
+    standin_scenario(nullptr);
+
+    setenv("GPROF_PYTHON_SITE_PACKAGES", ("/nonexistent-env::" + site).c_str(), 1);
+    LoadOptions o = load_options_from_environment();
+    unsetenv("GPROF_PYTHON_SITE_PACKAGES");
+    REQUIRE(o.python_site_packages.size() == 2);  // the empty entry is dropped
+    CHECK(o.python_site_packages[1] == site);
+    o.cuda_home = "/usr/local/cuda";  // a toolkit CUPTI, when there is one, must lose against the environment's
+    o.search_process = false;
+    o.search_defaults = false;
+    LoadResult r = load_cupti(o);
+    REQUIRE(r.api != nullptr);
+    CHECK(r.api->found_by == std::string("Python environment"));
+    CHECK(r.api->path == lib_dir + "/libcupti.so.13");
+    CHECK(std::system(("rm -rf " + std::string(tmpl)).c_str()) == 0);
 }

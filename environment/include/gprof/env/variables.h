@@ -59,6 +59,10 @@ inline constexpr const char* kRootPid = "GPROF_ROOT_PID";
 inline constexpr const char* kLogLevel = "GPROF_LOG_LEVEL";
 // Explicit libcupti to load instead of the usual search (read by the CUPTI loader itself).
 inline constexpr const char* kCuptiLib = "GPROF_CUPTI_LIB";
+// Site-packages directories of the Python environments the program uses, ':'-separated, most specific first: the
+// CUPTI search looks there for the libcupti that pip installed (PyTorch's nvidia CUPTI wheels) before CUDA_HOME and
+// /usr/local/cuda (docs/cupti.md). Set by gprof-run (launcher/src/python_env.h) unless already set.
+inline constexpr const char* kPythonSitePackages = "GPROF_PYTHON_SITE_PACKAGES";
 // Period of the background flush in milliseconds (default 100, clamped to 10..200).
 inline constexpr const char* kFlushMs = "GPROF_FLUSH_MS";
 // Size of each CUPTI activity buffer in MiB (default 8).
