@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""gpu-check, the part that runs on the GPU machine (and its self-test, which runs anywhere).
+"""gpu-check, the part that runs on the GPU machine (and its plan and self-test, which run anywhere).
 
 Only the Python standard library: the GPU machine has python3 and PyTorch but no package registry.
 See docs/validation.md for the procedure, every check and its threshold.
 
-  gpu_check.py --run PACK [--out DIR] [--only GROUPS] [--rounds N]
+  gpu_check.py --run PACK --budget SECONDS [--out DIR] [--only GROUPS|LABELS] [--rounds N] [--keep]
+  gpu_check.py --plan --budget SECONDS [--only ...]       run order and estimates, without a GPU
   gpu_check.py --selftest [--apps-dir DIR] [--pack PACK]
 
-PACK is the folder scripts/gpu-check packed: gprof-run/ (the install tree), apps/ (known-answer programs and
-gprof-test-trace-dump), tests/gpu/ (this file, train.py, fixtures). Output: one line per check,
-"PASS|FAIL|SKIP name: figures", then a summary line; results.json under --out.
+PACK is the folder scripts/gpu-check packed: gprof-run/ (the install tree), apps/ (known-answer programs, probes,
+gprof-test-trace-dump), tests/gpu/ (these scripts, train.py, fixtures). The checks and their order are the registry
+in checks.py; budget.py runs them within the budget. Output: one line per verdict, "PASS|FAIL|SKIP name: figures",
+"CHECK ..." lines around each check, then a summary line; results.json, summary.txt and the traces of failed checks
+(zip) under --out, rewritten after every check.
+
+This module holds the expectation logic (pure functions the self-test and the golden tests in
+tests/report/check_known_answers.py run on fixtures) and the runners of the known-answer, overhead, PyTorch and
+framework checks.
 """
 import argparse
 import copy
@@ -24,7 +31,10 @@ import sys
 import tempfile
 import time
 
+import budget
+
 EXIT_NO_DEVICE = 77
+DEFAULT_BUDGET_S = 540  # one device command of at most 600 s, with time left to copy the results back
 
 # ----- thresholds (docs/validation.md lists the same) ------------------------------------------------------
 PYTORCH_MATCH_MIN = 0.99        # share of launches matched by name between gprof-run and torch.profiler
@@ -37,13 +47,17 @@ WALL_SLACK_NS = 50_000_000      # GPU activity span may exceed the app's measure
 # ----- verdicts ------------------------------------------------------------------------------------------------
 
 class Verdicts:
+    """Every verdict of a run, each tagged with the check that gave it (budget.Runner sets `current`)."""
+
     def __init__(self, stream=sys.stdout):
         self.items = []
         self.stream = stream
+        self.current = None
 
-    def add(self, status, name, figures="", data=None):
+    def add(self, status, name, figures="", data=None, check=None):
         assert status in ("PASS", "FAIL", "SKIP")
-        self.items.append({"status": status, "name": name, "figures": figures, "data": data or {}})
+        self.items.append({"status": status, "name": name, "figures": figures, "data": data or {},
+                           "check": check or self.current})
         if self.stream:
             print(f"{status} {name}: {figures}", file=self.stream, flush=True)
 
@@ -734,22 +748,42 @@ def parse_answer(stdout):
 # ----- running things on the GPU machine -----------------------------------------------------------------------
 
 class Pack:
+    """What scripts/gpu-check packed (PACK/gprof-run/ the install tree, PACK/apps/ the programs, PACK/tests/gpu/ the
+    scripts), or a build tree (build/bin, build/tests/apps; the scripts from this source tree): the CPU-only tests
+    run the real checks against the build tree, where each finds no CUDA device."""
+
     def __init__(self, root):
         self.root = os.path.abspath(root)
-        self.gprof_run = os.path.join(self.root, "gprof-run", "bin", "gprof-run")
-        self.gprof_report = os.path.join(self.root, "gprof-run", "bin", "gprof-report")
-        self.apps = os.path.join(self.root, "apps")
+        here = os.path.dirname(os.path.abspath(__file__))
+        if os.path.exists(os.path.join(self.root, "CMakeCache.txt")):
+            installed, self.apps, scripts = self.root, os.path.join(self.root, "tests", "apps"), here
+            self.example = os.path.join(self.root, "examples", "gprof-example-nvtx")
+            self.driver_calls_header = os.path.join(here, "..", "..", "formats", "include", "gprof", "trace",
+                                                    "runtime_driver_calls.h")
+        else:
+            installed, self.apps = os.path.join(self.root, "gprof-run"), os.path.join(self.root, "apps")
+            scripts = os.path.join(self.root, "tests", "gpu")
+            self.example = os.path.join(installed, "share", "doc", "gprof-run", "examples", "gprof-example-nvtx")
+            self.driver_calls_header = os.path.join(scripts, "runtime_driver_calls.h")
+        self.gprof_run = os.path.join(installed, "bin", "gprof-run")
+        self.gprof_report = os.path.join(installed, "bin", "gprof-report")
         self.dump = os.path.join(self.apps, "gprof-test-trace-dump")
-        self.train = os.path.join(self.root, "tests", "gpu", "train.py")
-        self.compiled = os.path.join(self.root, "tests", "gpu", "compiled_graphs.py")
-        self.frameworks = os.path.join(self.root, "tests", "gpu", "frameworks.py")
-        self.example = os.path.join(self.root, "gprof-run", "share", "doc", "gprof-run", "examples", "gprof-example-nvtx")
+        self.pm_probe = os.path.join(self.apps, "gprof-test-pm-sampling-probe")
+        self.cupti_client = os.path.join(self.apps, "gprof-test-cupti-client")
+        self.train = os.path.join(scripts, "train.py")
+        self.compiled = os.path.join(scripts, "compiled_graphs.py")
+        self.frameworks = os.path.join(scripts, "frameworks.py")
 
     def app(self, variant):
         return os.path.join(self.apps, "gprof-test-ka" if variant == "static" else "gprof-test-ka-shared")
 
+    def missing(self):
+        """The programs every run needs that are not there (or not executable)."""
+        return [p for p in (self.gprof_run, self.gprof_report, self.dump, self.app("static")) if not os.access(p, os.X_OK)]
 
-def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trace=None):
+
+def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trace=None, backtrace=False,
+                 nested_driver_calls=False, cuda_api=None, trace=None):
     """The gprof-run command line (launcher/src/options.cpp). The one place that knows its options."""
     cmd = [pack.gprof_run, "-o", run_dir, "-f", "--summary", "none", "--no-timeline"]
     if capture and capture != "none":
@@ -758,6 +792,14 @@ def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trac
             cmd += ["--capture-range-end", capture_end]
     if graph_trace:
         cmd += [f"--cuda-graph-trace={graph_trace}"]
+    if backtrace:
+        cmd += ["--backtrace"]
+    if nested_driver_calls:
+        cmd += ["--cuda-nested-driver-calls"]
+    if cuda_api:
+        cmd += [f"--cuda-api={cuda_api}"]
+    if trace:
+        cmd += ["-t", trace]
     return cmd + ["--"] + argv
 
 
@@ -781,23 +823,17 @@ def find_nsys():
     return candidates[-1] if candidates else None
 
 
-def app_env(pack):
+def app_env(pack, extra=None):
     env = dict(os.environ)
     lib = os.path.join(pack.apps, "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env.update(extra or {})
     return env
 
 
 def timed(cmd, env=None, timeout=300, cwd=None):
-    t0 = time.perf_counter_ns()
-    try:
-        p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
-    except OSError as e:
-        rc, out, err = 127, "", str(e)
-    return rc, time.perf_counter_ns() - t0, out, err
+    """(exit status, wall ns, stdout, stderr); within the running check's time limit (budget.run_process)."""
+    return budget.run_process(cmd, env=env, timeout=timeout, cwd=cwd)
 
 
 def load_run(pack, run_dir):
@@ -813,9 +849,10 @@ def load_run(pack, run_dir):
     return r, traces
 
 
-def report_json(pack, run_dir, reports):
-    """`gprof-report REPORT... --format json RUN_DIR` parsed, or raises RuntimeError."""
-    rc, _, out, err = timed([pack.gprof_report] + reports + ["--format", "json", run_dir], timeout=600)
+def report_json(pack, run_dir, reports, options=()):
+    """`gprof-report REPORT... [OPTIONS] --format json RUN_DIR` parsed, or raises RuntimeError."""
+    rc, _, out, err = timed([pack.gprof_report] + list(reports) + list(options) + ["--format", "json", run_dir],
+                            timeout=600)
     if rc != 0:
         raise RuntimeError(f"gprof-report exit {rc}: {err.strip()[:300]}")
     return json.loads(out)
@@ -828,73 +865,91 @@ REPORT_MODES = {"kernels", "memcpy", "memset", "streams", "large", "graph", "ran
 SHARED_MODES = ["kernels", "memcpy", "tiny", "nvtx", "fork"]
 
 
-def run_known(pack, v, work, results):
-    for variant, modes in (("static", KNOWN_MODES), ("shared", SHARED_MODES)):
-        app = pack.app(variant)
-        for mode in modes:
-            label = f"ka-{variant}"
-            rc, _, out, err = timed([app, mode], env=app_env(pack))
-            bare = parse_answer(out)
-            if rc == EXIT_NO_DEVICE:
-                v.add("SKIP", f"{label}:{mode}", "no CUDA device: " + err.strip()[:200])
-                continue
-            if bare is None or (rc != 0 and mode != "abort"):
-                v.add("FAIL", f"{label}:{mode}:bare-run", f"exit {rc}: {err.strip()[:300]}")
-                continue
-            run_dir = os.path.join(work, f"{label}-{mode}")
-            rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, mode], bare["capture"]), env=app_env(pack))
-            answer = parse_answer(out) or bare
-            expected_rc = (134, -6) if mode == "abort" else (0,)
-            if rc not in expected_rc:
-                v.add("FAIL", f"{label}:{mode}:exit", f"exit {rc} under gprof-run: {err.strip()[-400:]}")
-                if mode != "abort":
-                    continue
-            records, traces = load_run(pack, run_dir)
-            for status, name, fig in check_known_answer(answer, records, wall, label):
-                v.add(status, name, fig)
-            if mode in REPORT_MODES:
-                docs, problems = gather_reports(pack.gprof_report, run_dir, work)
-                for p in problems:
-                    v.add("FAIL", f"{label}:{mode}:gprof-report", p)
-                for status, name, fig in check_reports(answer, docs, label):
-                    v.add(status, name, fig)
-            if mode in ("kernels", "tiny", "streams") and variant == "static":
-                try:
-                    doc = report_json(pack, run_dir, ["cuda_gpu_kern_sum", "cuda_api_sum"])
-                    for status, name, fig in check_report_agrees(doc, records, f"{label}:{mode}"):
-                        v.add(status, name, fig)
-                except (RuntimeError, ValueError) as e:
-                    v.add("FAIL", f"{label}:{mode}:report-json", str(e))
-    # CUDA graphs graph by graph (--cuda-graph-trace=graph): one GraphLaunch per launch instead of its nodes, and every
-    # report shows them as GPU work. (Node by node, the default, is the "graph" mode above.)
-    app = pack.app("static")
-    run_dir = os.path.join(work, "ka-static-graph-level")
-    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, "graph"], graph_trace="graph"), env=app_env(pack))
+def bare_answer(ctx, app, mode, label):
+    """The known answer of `app mode` run bare (it must work on this machine); None after a SKIP or FAIL verdict.
+    No CUDA device: ctx.skip_rest is set, so the runner skips every later check."""
+    rc, _, out, err = timed([app, mode], env=app_env(ctx.pack))
     bare = parse_answer(out)
     if rc == EXIT_NO_DEVICE:
-        v.add("SKIP", "ka-static-graph-level", "no CUDA device")
-    elif rc != 0 or bare is None:
-        v.add("FAIL", "ka-static-graph-level:exit", f"exit {rc}: {err.strip()[-400:]}")
-    else:
-        answer = graph_level_answer(bare)
-        records, _ = load_run(pack, run_dir)
-        for status, name, fig in check_known_answer(answer, records, wall, "ka-static-graph-level"):
-            v.add(status, name, fig)
-        docs, problems = gather_reports(pack.gprof_report, run_dir, work)
+        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        ctx.v.add("SKIP", f"{label}:{mode}", ctx.skip_rest)
+        return None
+    if bare is None or (rc != 0 and mode != "abort"):
+        ctx.v.add("FAIL", f"{label}:{mode}:bare-run", f"exit {rc}: {err.strip()[:300]}")
+        return None
+    return bare
+
+
+def add_all(v, results):
+    for status, name, fig in results:
+        v.add(status, name, fig)
+
+
+def known_mode(ctx, variant, mode, reports=None, run_name=None, **gprof_options):
+    """One mode of a known-answer app under gprof-run: the raw records, and (report modes) every report, against the
+    answer the app printed. Returns (answer, records, run_dir), or None when it could not run."""
+    pack, v = ctx.pack, ctx.v
+    app, label = pack.app(variant), f"ka-{variant}"
+    bare = bare_answer(ctx, app, mode, label)
+    if bare is None:
+        return None
+    run_dir = ctx.run_dir(run_name or f"{label}-{mode}")
+    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, mode], bare["capture"], **gprof_options),
+                               env=app_env(pack))
+    answer = parse_answer(out) or bare
+    if rc not in ((134, -6) if mode == "abort" else (0,)):
+        v.add("FAIL", f"{label}:{mode}:exit", f"exit {rc} under gprof-run: {err.strip()[-400:]}")
+        if mode != "abort":
+            return None
+    records, _ = load_run(pack, run_dir)
+    add_all(v, check_known_answer(answer, records, wall, label))
+    if reports if reports is not None else mode in REPORT_MODES:
+        docs, problems = gather_reports(pack.gprof_report, run_dir, ctx.work)
         for p in problems:
-            v.add("FAIL", "ka-static-graph-level:gprof-report", p)
-        for status, name, fig in check_reports(answer, docs, "ka-static-graph-level"):
-            v.add(status, name, fig)
-    # NVTX capture range: only what runs inside "compute" may be recorded. The app has 3 "compute" ranges of 20
-    # kernels each: --capture-range-end repeat records all three, the default (stop) the first one only.
+            v.add("FAIL", f"{label}:{mode}:gprof-report", p)
+        add_all(v, check_reports(answer, docs, label))
+    if mode in ("kernels", "tiny", "streams") and variant == "static":
+        try:
+            doc = report_json(pack, run_dir, ["cuda_gpu_kern_sum", "cuda_api_sum"])
+            add_all(v, check_report_agrees(doc, records, f"{label}:{mode}"))
+        except (RuntimeError, ValueError) as e:
+            v.add("FAIL", f"{label}:{mode}:report-json", str(e))
+    return answer, records, run_dir
+
+
+def graph_level(ctx):
+    """CUDA graphs graph by graph (--cuda-graph-trace=graph): one GraphLaunch per launch instead of its nodes, and
+    every report shows them as GPU work. (Node by node, the default, is the "graph" mode.)"""
+    pack, v = ctx.pack, ctx.v
     app = pack.app("static")
+    if bare_answer(ctx, app, "graph", "ka-static-graph-level") is None:
+        return
+    run_dir = ctx.run_dir("ka-static-graph-level")
+    rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, "graph"], graph_trace="graph"), env=app_env(pack))
+    bare = parse_answer(out)
+    if rc != 0 or bare is None:
+        v.add("FAIL", "ka-static-graph-level:exit", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    answer = graph_level_answer(bare)
+    records, _ = load_run(pack, run_dir)
+    add_all(v, check_known_answer(answer, records, wall, "ka-static-graph-level"))
+    docs, problems = gather_reports(pack.gprof_report, run_dir, ctx.work)
+    for p in problems:
+        v.add("FAIL", "ka-static-graph-level:gprof-report", p)
+    add_all(v, check_reports(answer, docs, "ka-static-graph-level"))
+
+
+def nvtx_capture(ctx):
+    """NVTX capture range: only what runs inside "compute" may be recorded. The app has 3 "compute" ranges of 20
+    kernels each: --capture-range-end repeat records all three, the default (stop) the first one only."""
+    pack, v = ctx.pack, ctx.v
+    app = pack.app("static")
+    if bare_answer(ctx, app, "nvtx", "capture:nvtx") is None:
+        return
     for end, expected in (("repeat", 60), (None, 20)):
         label = "capture:nvtx:compute" + (":" + end if end else "")
-        run_dir = os.path.join(work, "ka-static-nvtx-capture" + ("-" + end if end else ""))
+        run_dir = ctx.run_dir("ka-static-nvtx-capture" + ("-" + end if end else ""))
         rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, "nvtx"], "nvtx:compute", end), env=app_env(pack))
-        if rc == EXIT_NO_DEVICE:
-            v.add("SKIP", label, "no CUDA device")
-            continue
         records, _ = load_run(pack, run_dir)
         names = {}
         for k in records.of("kernel"):
@@ -929,6 +984,7 @@ OVERHEAD_WORKLOADS = {
     "large": ("few large kernels", 1.002),
     "pytorch": ("PyTorch training step with sync", 1.05),
 }
+CUDA_WORKLOADS = ("tiny", "latency", "api", "memcpy-loop", "large")
 NSYS_ARGS = ["profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none", "--force-overwrite=true"]
 
 
@@ -1014,14 +1070,15 @@ def overhead_verdicts(samples):
     return out
 
 
-def time_variants(pack, v, work, rounds, workload, variants, argv, figure, torch_argv=None, env=None):
+def time_variants(ctx, rounds, workload, variants, argv, figure, torch_argv=None, env=None):
     """Runs every variant `rounds` times in alternating order; {variant: [figure(stdout)]}, or None after a failure
     (said as a verdict). The default gprof-run's first run is checked for dropped records."""
+    pack, v = ctx.pack, ctx.v
     nsys = find_nsys()
     samples = {name: [] for name in variants}
     for rnd in range(rounds):
         for name in round_order(variants, rnd):
-            run_dir = os.path.join(work, f"ovh-{workload}-{name}-{rnd}".replace("=", "-"))
+            run_dir = os.path.join(ctx.work, f"ovh-{workload}-{name}-{rnd}".replace("=", "-"))
             cmd, extra = variant_command(pack, nsys, name, run_dir, argv, torch_argv)
             run_env = dict(env if env is not None else os.environ)
             run_env.update(extra)
@@ -1053,34 +1110,48 @@ def step_figure(out):
     return res["step_median_ns"] if res else None
 
 
-def run_overhead(pack, v, work, rounds, results, steps=300):
-    nsys = find_nsys()
-    app = pack.app("static")
+def record_overhead(ctx, samples, rounds):
+    """Verdicts, the table (printed) and the figures (results["overhead"], merged with an earlier group's)."""
+    for status, name, figs in overhead_verdicts(samples):
+        ctx.v.add(status, name, figs + f"; median of {rounds}", samples.get(name.split(":")[1]))
+    o = ctx.results.setdefault("overhead", {})
+    o.setdefault("samples", {}).update(samples)
+    o["ratios"] = overhead_ratios(o["samples"])
+    o["nsys"] = find_nsys()
+    o.setdefault("rounds", {}).update({wl: rounds for wl in samples})
+    o["table"] = overhead_table(o["samples"], rounds)
+    print("OVERHEAD TABLE" + (" (nsys not found)" if not o["nsys"] else f" (nsys: {o['nsys']})"), flush=True)
+    print(o["table"], flush=True)
+
+
+def overhead_cuda(ctx, rounds):
+    """The CUDA workloads of the known-answer app, every variant, `rounds` alternating rounds."""
+    app = ctx.pack.app("static")
+    variants = overhead_variants(find_nsys(), False)
     samples = {}
-    for wl in ("tiny", "latency", "api", "memcpy-loop", "large"):
-        got = time_variants(pack, v, work, rounds, wl, overhead_variants(nsys, False), [app, wl], per_iter_figure,
-                            env=app_env(pack))
+    for wl in CUDA_WORKLOADS:
+        got = time_variants(ctx, rounds, wl, variants, [app, wl], per_iter_figure, env=app_env(ctx.pack))
         if got:
             samples[wl] = got
-    if have_torch():
-        train = [sys.executable, pack.train, "--steps", str(steps)]
-        got = time_variants(pack, v, work, rounds, "pytorch", overhead_variants(nsys, True), train + ["--mode", "bare"],
-                            step_figure, torch_argv=train + ["--mode", "torchprof"])
-        if got:
-            samples["pytorch"] = got
-            ratios = overhead_ratios({"pytorch": got})["pytorch"]
-            if ratios.get("torch.profiler") is not None:
-                ok = ratios["gprof-run"] < ratios["torch.profiler"]
-                v.add("PASS" if ok else "FAIL", "overhead:pytorch:vs-torch.profiler",
-                      f"gprof-run {ratios['gprof-run']:.3f}x, torch.profiler {ratios['torch.profiler']:.3f}x")
-    else:
-        v.add("SKIP", "overhead:pytorch", "PyTorch with CUDA not importable by " + sys.executable)
-    for status, name, figs in overhead_verdicts(samples):
-        v.add(status, name, figs + f"; median of {rounds}", samples.get(name.split(":")[1]))
-    table = overhead_table(samples, rounds)
-    print("OVERHEAD TABLE" + (" (nsys not found)" if not nsys else f" (nsys: {nsys})"), flush=True)
-    print(table, flush=True)
-    results["overhead"] = {"samples": samples, "ratios": overhead_ratios(samples), "table": table, "nsys": nsys}
+    record_overhead(ctx, samples, rounds)
+
+
+def overhead_pytorch(ctx, rounds, steps=300):
+    """train.py's step time: bare, every variant, nsys and torch.profiler."""
+    if not have_torch():
+        ctx.v.add("SKIP", "overhead:pytorch", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    train = [sys.executable, ctx.pack.train, "--steps", str(steps)]
+    got = time_variants(ctx, rounds, "pytorch", overhead_variants(find_nsys(), True), train + ["--mode", "bare"],
+                        step_figure, torch_argv=train + ["--mode", "torchprof"])
+    if not got:
+        return
+    ratios = overhead_ratios({"pytorch": got})["pytorch"]
+    if ratios.get("torch.profiler") is not None and ratios.get("gprof-run") is not None:
+        ok = ratios["gprof-run"] < ratios["torch.profiler"]
+        ctx.v.add("PASS" if ok else "FAIL", "overhead:pytorch:vs-torch.profiler",
+                  f"gprof-run {ratios['gprof-run']:.3f}x, torch.profiler {ratios['torch.profiler']:.3f}x")
+    record_overhead(ctx, {"pytorch": got}, rounds)
 
 
 def have_torch():
@@ -1088,18 +1159,24 @@ def have_torch():
     return rc == 0
 
 
-def train_result(out):
+def result_line(out, tag):
+    """The JSON of the first line "TAG {json}" in a program's output; None when there is none."""
     for line in out.splitlines():
-        if line.startswith("TRAIN_RESULT "):
-            return json.loads(line[len("TRAIN_RESULT "):])
+        if line.startswith(tag + " "):
+            return json.loads(line[len(tag) + 1:])
     return None
+
+
+def train_result(out):
+    return result_line(out, "TRAIN_RESULT")
 
 
 def compiled_result(out):
-    for line in out.splitlines():
-        if line.startswith("COMPILED_RESULT "):
-            return json.loads(line[len("COMPILED_RESULT "):])
-    return None
+    return result_line(out, "COMPILED_RESULT")
+
+
+def framework_result(out):
+    return result_line(out, "FRAMEWORK_RESULT")
 
 
 def graph_replays(records):
@@ -1112,12 +1189,16 @@ def graph_replays(records):
     return launches, nodes
 
 
-def run_compiled(pack, v, work, results, replays=50):
+def torch_compiled(ctx, replays=50):
     """torch.compile(mode="reduce-overhead"): CUDA graph replays, node by node and graph by graph."""
+    pack, v = ctx.pack, ctx.v
+    if not have_torch():
+        v.add("SKIP", "torch.compile", "PyTorch with CUDA not importable by " + sys.executable)
+        return
     cmd = [sys.executable, pack.compiled, "--replays", str(replays)]
     for mode in ("node", "graph"):
         label = f"torch.compile:{mode}"
-        run_dir = os.path.join(work, f"torch-compiled-{mode}")
+        run_dir = ctx.run_dir(f"torch-compiled-{mode}")
         rc, _, out, err = timed(launcher_cmd(pack, run_dir, cmd, graph_trace=mode), timeout=900)
         res = compiled_result(out)
         if rc == EXIT_NO_DEVICE:
@@ -1135,7 +1216,7 @@ def run_compiled(pack, v, work, results, replays=50):
             v.add("PASS" if ok else "FAIL", label + ":kernels-per-replay",
                   f"graph launches={len(launches)} (replays asked {replays}) with nodes={len(nodes)}; "
                   f"ops per replay={sizes} kernels per replay={sorted(kernels)}")
-            results.setdefault("compiled", {})["ops_per_replay"] = sizes
+            ctx.results.setdefault("compiled", {})["ops_per_replay"] = sizes
         else:
             glaunch = records.of("graph_launch")
             try:
@@ -1149,14 +1230,15 @@ def run_compiled(pack, v, work, results, replays=50):
                   f"{replays}), node records={sum(len(n) for n in nodes.values())}, cuda_gpu_sum CUDA_GRAPH={shown}")
 
 
-def run_pytorch(pack, v, work, rounds, steps, results):
+def pytorch_vs_torch_profiler(ctx, steps=300):
+    """gprof-run's kernels of train.py against torch.profiler's; torch.profiler inside gprof-run exits normally."""
+    pack, v = ctx.pack, ctx.v
     if not have_torch():
         v.add("SKIP", "pytorch", "PyTorch with CUDA not importable by " + sys.executable)
         return
-    py = sys.executable
-    train = [py, pack.train, "--steps", str(steps)]
+    train = [sys.executable, pack.train, "--steps", str(steps)]
     # (a) gprof-run python3 train.py
-    run_dir = os.path.join(work, "torch-gprof")
+    run_dir = ctx.run_dir("torch-gprof")
     rc, wall, out, err = timed(launcher_cmd(pack, run_dir, train + ["--mode", "bare"]), timeout=900)
     if rc != 0:
         v.add("FAIL", "pytorch:gprof-run", f"exit {rc}: {err.strip()[-400:]}")
@@ -1164,7 +1246,7 @@ def run_pytorch(pack, v, work, rounds, steps, results):
     records, _ = load_run(pack, run_dir)
     ours = kernel_table_from_records(records)
     # (b) torch.profiler in the same script
-    kfile = os.path.join(work, "torch-kernels.json")
+    kfile = os.path.join(ctx.work, "torch-kernels.json")
     rc, _, out, err = timed(train + ["--mode", "torchprof", "--kernels", kfile], timeout=900)
     if rc != 0:
         v.add("FAIL", "pytorch:torch.profiler", f"exit {rc}: {err.strip()[-400:]}")
@@ -1180,21 +1262,14 @@ def run_pytorch(pack, v, work, rounds, steps, results):
           + (f" worst={worst}" if worst else ""))
     dropped = sum(x["count"] for x in records.of("dropped"))
     v.add("PASS" if dropped == 0 else "FAIL", "pytorch:dropped", f"dropped={dropped}")
-    results["pytorch"]["agreement"] = {"share": share, "time_ratio": ratio, "gprof": n_ours, "torch": n_theirs}
+    ctx.results.setdefault("pytorch", {})["agreement"] = {"share": share, "time_ratio": ratio, "gprof": n_ours,
+                                                          "torch": n_theirs}
     # torch.profiler inside a gprof-run'd process: one CUPTI subscriber; both must survive
-    rc, _, out, err = timed(launcher_cmd(pack, os.path.join(work, "torch-both"), train + ["--mode", "torchprof"]),
+    rc, _, out, err = timed(launcher_cmd(pack, ctx.run_dir("torch-both"), train + ["--mode", "torchprof"]),
                             timeout=900)
     res = train_result(out)
     v.add("PASS" if rc == 0 else "FAIL", "pytorch:coexist-with-torch.profiler",
           f"exit={rc} torch.profiler kernels={res.get('kernel_launches') if res else None}")
-    # overhead against bare, nsys and torch.profiler: the overhead group (run_overhead)
-
-
-def framework_result(out):
-    for line in out.splitlines():
-        if line.startswith("FRAMEWORK_RESULT "):
-            return json.loads(line[len("FRAMEWORK_RESULT "):])
-    return None
 
 
 FRAMEWORK_PROGRAMS = ["jax", "cupy", "triton", "compile", "dataloader", "spawn"]
@@ -1233,56 +1308,96 @@ def check_framework_run(label, res, doc, summary_text):
     return out
 
 
-def run_frameworks(pack, v, work, results):
-    """Framework programs, bare and under gprof-run: same stdout and status, GPU work in the right processes, no
-    false warning, a summary about the program (helpers folded); torch.profiler beside gprof-run told in one line."""
-    py = sys.executable
-    for program in FRAMEWORK_PROGRAMS + ["profiler"]:
-        label = f"framework:{program}"
-        cmd = [py, pack.frameworks, program]
-        rc, _, bare_out, err = timed(cmd, timeout=900)
-        if rc == EXIT_NO_DEVICE:
-            v.add("SKIP", label, err.strip()[-200:])
-            continue
-        bare = framework_result(bare_out)
-        if rc != 0 or bare is None:
-            v.add("FAIL", label + ":bare", f"exit {rc}: {err.strip()[-400:]}")
-            continue
-        run_dir = os.path.join(work, f"framework-{program}")
-        rc2, _, out, err = timed(launcher_cmd(pack, run_dir, cmd), timeout=900)
-        res = framework_result(out)
-        strip = (lambda t: "\n".join(l for l in t.splitlines() if not l.startswith("FRAMEWORK_RESULT "))) \
-            if program == "profiler" else (lambda t: t)
-        v.add("PASS" if rc2 == rc and strip(out) == strip(bare_out) else "FAIL", label + ":same-output",
-              f"exit bare={rc} gprof-run={rc2}; stdout {'same' if strip(out) == strip(bare_out) else 'differs'}"
-              + (f": {err.strip()[-300:]}" if rc2 != rc else ""))
-        if res is None:
-            continue
-        try:
-            doc = report_json(pack, run_dir, ["summary", "cuda_gpu_kern_sum"])
-            _, _, text, _ = timed([pack.gprof_report, "summary", run_dir], timeout=600)
-        except (RuntimeError, ValueError) as e:
-            v.add("FAIL", label + ":gprof-report", str(e))
-            continue
-        if program != "profiler":
-            for status, name, fig in check_framework_run(label, res, doc, text):
-                v.add(status, name, fig)
-            continue
-        # torch.profiler inside gprof-run: with one CUPTI subscriber per process its kernels are missing, and the
-        # summary says so in one line with the way out; under -t nvtx the program's profiler sees every kernel.
-        said = [s for p in doc["reports"]["summary"]["header"]["processes"] for s in p.get("status", [])
-                if "-t nvtx" in s]
-        ok = res["profiler_kernels"] == bare["profiler_kernels"] or len(said) == 1
-        v.add("PASS" if ok else "FAIL", label + ":told",
-              f"torch.profiler kernels bare={bare['profiler_kernels']} under gprof-run={res['profiler_kernels']}; "
-              f"lines naming the way out={len(said)}")
-        rc3, _, out3, err3 = timed([pack.gprof_run, "-o", run_dir + "-nvtx", "-f", "--summary", "none",
-                                    "--no-timeline", "-t", "nvtx", "--"] + cmd, timeout=900)
-        res3 = framework_result(out3)
-        got = res3["profiler_kernels"] if res3 else None
-        v.add("PASS" if rc3 == 0 and got == bare["profiler_kernels"] else "FAIL", label + ":way-out",
-              f"-t nvtx: exit {rc3}, torch.profiler kernels={got} bare={bare['profiler_kernels']}")
-        results.setdefault("frameworks", {})["profiler"] = {"bare": bare, "gprof": res, "nvtx_only": res3}
+def framework_bare_and_traced(ctx, program, trace=None):
+    """frameworks.py PROGRAM bare and under gprof-run: (bare result, traced result, run dir, traced stdout), or
+    None after a SKIP or FAIL verdict. Same stdout and exit status is a verdict of its own."""
+    pack, v = ctx.pack, ctx.v
+    label = f"framework:{program}"
+    cmd = [sys.executable, pack.frameworks, program]
+    rc, _, bare_out, err = timed(cmd, timeout=900)
+    if rc == EXIT_NO_DEVICE:
+        v.add("SKIP", label, err.strip()[-200:])
+        return None
+    bare = framework_result(bare_out)
+    if rc != 0 or bare is None:
+        v.add("FAIL", label + ":bare", f"exit {rc}: {err.strip()[-400:]}")
+        return None
+    run_dir = ctx.run_dir(f"framework-{program}")
+    rc2, _, out, err = timed(launcher_cmd(pack, run_dir, cmd, trace=trace), timeout=900)
+    res = framework_result(out)
+    strip = (lambda t: "\n".join(l for l in t.splitlines() if not l.startswith("FRAMEWORK_RESULT "))) \
+        if program == "profiler" else (lambda t: t)
+    v.add("PASS" if rc2 == rc and strip(out) == strip(bare_out) else "FAIL", label + ":same-output",
+          f"exit bare={rc} gprof-run={rc2}; stdout {'same' if strip(out) == strip(bare_out) else 'differs'}"
+          + (f": {err.strip()[-300:]}" if rc2 != rc else ""))
+    if res is None:
+        return None
+    return bare, res, run_dir
+
+
+def framework(ctx, program):
+    """One framework program (issue #13): same stdout and status, GPU work in the right processes, no false
+    warning, a summary about the program (helpers folded)."""
+    got = framework_bare_and_traced(ctx, program)
+    if got is None:
+        return
+    bare, res, run_dir = got
+    label = f"framework:{program}"
+    try:
+        doc = report_json(ctx.pack, run_dir, ["summary", "cuda_gpu_kern_sum"])
+        _, _, text, _ = timed([ctx.pack.gprof_report, "summary", run_dir], timeout=600)
+    except (RuntimeError, ValueError) as e:
+        ctx.v.add("FAIL", label + ":gprof-report", str(e))
+        return
+    add_all(ctx.v, check_framework_run(label, res, doc, text))
+
+
+def check_profiler_told(bare, traced, status_lines, nvtx_only):
+    """torch.profiler inside gprof-run: it sees its kernels, or exactly one status line names it and the way out
+    (`-t nvtx`); under `-t nvtx` it sees as many kernels as bare. Returns [(status, name, figures)]."""
+    said = [s for s in status_lines if "-t nvtx" in s]
+    ok = traced["profiler_kernels"] == bare["profiler_kernels"] or len(said) == 1
+    out = [("PASS" if ok else "FAIL", "framework:profiler:told",
+            f"torch.profiler kernels bare={bare['profiler_kernels']} under gprof-run={traced['profiler_kernels']}; "
+            f"lines naming the way out={len(said)}" + (f": {said[0][:200]}" if said else ""))]
+    got = nvtx_only.get("profiler_kernels") if nvtx_only else None
+    out.append(("PASS" if got == bare["profiler_kernels"] else "FAIL", "framework:profiler:way-out",
+                f"-t nvtx: torch.profiler kernels={got} bare={bare['profiler_kernels']}"))
+    return out
+
+
+def torch_profiler_told(ctx):
+    """torch.profiler inside gprof-run: with one CUPTI subscriber per process its kernels are missing, and the
+    summary says so in one line with the way out; under -t nvtx the program's profiler sees every kernel."""
+    got = framework_bare_and_traced(ctx, "profiler")
+    if got is None:
+        return
+    bare, res, run_dir = got
+    try:
+        doc = report_json(ctx.pack, run_dir, ["summary"])
+    except (RuntimeError, ValueError) as e:
+        ctx.v.add("FAIL", "framework:profiler:gprof-report", str(e))
+        return
+    lines = [s for p in doc["reports"]["summary"]["header"]["processes"] for s in p.get("status", [])]
+    cmd = [sys.executable, ctx.pack.frameworks, "profiler"]
+    rc3, _, out3, err3 = timed(launcher_cmd(ctx.pack, ctx.run_dir("framework-profiler-nvtx"), cmd, trace="nvtx"),
+                               timeout=900)
+    res3 = framework_result(out3)
+    add_all(ctx.v, check_profiler_told(bare, res, lines, res3 if rc3 == 0 else None))
+    ctx.data().update({"bare": bare, "gprof": res, "nvtx_only": res3, "nvtx_only_exit": rc3})
+
+
+def example(ctx, outbox):
+    """gprof-run gprof-example-nvtx 50 on the GPU: a small real trace for examples/ and the golden tests, packed
+    with the results whatever its verdict."""
+    if not os.access(ctx.pack.example, os.X_OK):
+        ctx.v.add("SKIP", "example:gprof-example-nvtx", f"not in the pack: {ctx.pack.example}")
+        return
+    rd = os.path.join(ctx.work, "example-run")
+    rc, _, _, err = timed(launcher_cmd(ctx.pack, rd, [ctx.pack.example, "50"]))
+    kept = outbox.pack("rest:example", [rd]) if os.path.isdir(rd) else []
+    ctx.v.add("PASS" if rc == 0 else "FAIL", "example:gprof-example-nvtx",
+              f"exit={rc} run directory packed in {kept or 'nothing'}" + (f": {err.strip()[-200:]}" if rc else ""))
 
 
 def environment_info(pack):
@@ -1300,51 +1415,64 @@ def environment_info(pack):
     return info
 
 
-def run_all(args):
+def select_checks(checks, only):
+    """The checks `--only` names: groups (smoke, capability, ...) or group:check labels, comma-separated."""
+    if not only:
+        return list(checks)
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    unknown = wanted - {c.group for c in checks} - {c.label for c in checks}
+    if unknown:
+        raise SystemExit(f"gpu-check: --only: no group or check named {', '.join(sorted(unknown))} (see --plan)")
+    return [c for c in checks if c.group in wanted or c.label in wanted]
+
+
+def load_registry(path, options):
+    """The checks to run, in order: checks.registry(options), or (tests) registry(options) of the module file
+    `path`."""
+    if not path:
+        import checks
+        return checks.registry(options)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_check_registry", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.registry(options)
+
+
+def run_all(args, started):
     pack = Pack(args.run)
     out_dir = args.out or os.environ.get("OUT") or os.path.join(pack.root, "results")
-    os.makedirs(out_dir, exist_ok=True)
+    outbox = budget.Outbox(out_dir, max_bytes=args.archive_bytes or budget.MAX_FILE_BYTES)
     work = tempfile.mkdtemp(prefix="gpu-check-")
     v = Verdicts()
-    results = {"environment": environment_info(pack), "overhead": {}, "pytorch": {}}
+    checks = select_checks(load_registry(args.registry, args), args.only)
+    results = {"schema": "gpu-check-results", "version": 2, "pack": pack.root,
+               "plan": [{"label": c.label, "estimate_s": c.estimate_s, "basis": c.basis} for c in checks]}
+    results["environment"] = {} if args.registry else environment_info(pack)
     for k, val in results["environment"].items():
         print(f"ENV {k}: {val}", flush=True)
-    for exe in (pack.gprof_run, pack.gprof_report, pack.dump, pack.app("static")):
-        if not os.access(exe, os.X_OK):
-            v.add("FAIL", "pack", f"missing or not executable: {exe}")
-    groups = set(args.only.split(",")) if args.only else {"known", "overhead", "pytorch", "frameworks", "example"}
-    if not v.failed():
-        if "known" in groups:
-            run_known(pack, v, work, results)
-        if "overhead" in groups:
-            run_overhead(pack, v, work, args.rounds, results, args.steps)
-        if "pytorch" in groups:
-            run_pytorch(pack, v, work, args.rounds, args.steps, results)
-            if have_torch():
-                run_compiled(pack, v, work, results)
-        if "frameworks" in groups:
-            run_frameworks(pack, v, work, results)
-        if "example" in groups and os.access(pack.example, os.X_OK):
-            # a small real trace to keep in examples/
-            rd = os.path.join(out_dir, "example-run")
-            rc, _, _, err = timed(launcher_cmd(pack, rd, [pack.example, "50"]))
-            v.add("PASS" if rc == 0 else "FAIL", "example:gprof-example-nvtx", f"exit={rc} run dir kept in {rd}")
-    results["verdicts"] = v.items
-    with open(os.path.join(out_dir, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print(v.summary(), flush=True)
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    else:
-        print(f"work directory kept: {work}")
-    return 1 if v.failed() else 0
+    ctx = budget.Context(pack, work, args, v, results, outbox)
+    missing = [] if args.registry else pack.missing()
+    if missing:
+        ctx.skip_rest = "the pack is incomplete: missing or not executable: " + ", ".join(missing)
+        v.add("FAIL", "pack", ctx.skip_rest)
+    runner = budget.Runner(outbox, v, results, args.budget, started)
+    try:
+        code = runner.run(checks, ctx)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"work directory kept: {work}")
+    print(f"results: {os.path.join(out_dir, budget.RESULTS_FILE)}", flush=True)
+    return code
 
 
 # ----- self-test (runs anywhere: no GPU, no gprof-run) ------------------------------------------------------------
 
 def synthesize_records(answer):
     """Records a perfect profiler would write for this answer (the fixture the self-test starts from)."""
-    recs = [{"k": "header", "pid": 100 + i} for i in range(answer.get("processes", 1))]
+    recs = [{"k": "header", "pid": 100 + i, "features": 0} for i in range(answer.get("processes", 1))]
     t = 1_000_000
     corr = 0
     stream_clock = {}
@@ -1363,12 +1491,14 @@ def synthesize_records(answer):
 
     # API calls first: graph nodes carry the correlation of the graph launch that ran them.
     tids = max(answer.get("threads", 0), 1)
-    graph_launch_corrs = []
+    graph_launch_corrs, launch_corrs = [], []
     for exp in answer["api"]:
         for i in range(exp["count"]):
             c = next_corr()
             if exp["name"] in GRAPH_LAUNCH_APIS:
                 graph_launch_corrs.append(c)
+            elif "Launch" in exp["name"]:
+                launch_corrs.append(c)
             recs.append({"k": "api_call", "name": exp["name"] + "_v7000", "start": t, "end": t + 5,
                          "tid": 1 + i % tids, "correlation": c, "domain": "runtime"})
     for exp in answer["kernels"]:
@@ -1381,7 +1511,8 @@ def synthesize_records(answer):
                          "start": start, "end": end, "device": 0, "stream": s,
                          **spread_dims("grid", exp["grid"]), **spread_dims("block", exp["block"]),
                          "dynamic_shared_bytes": exp["dynamic_shared_bytes"],
-                         "correlation": graph_launch_corrs[i % len(graph_launch_corrs)] if graph else next_corr(),
+                         "correlation": graph_launch_corrs[i % len(graph_launch_corrs)] if graph
+                         else launch_corrs.pop(0) if launch_corrs else next_corr(),
                          "graph_id": 5 if exp["graph"] else 0})
     for exp in answer["memcpy"]:
         for i in range(exp["count"]):
@@ -1577,6 +1708,15 @@ def selftest(args):
         expect(res.get("m:memory:memory:managed") == "FAIL", "an allocation never freed is counted as live")
     expect(find_nsys() is None or os.access(find_nsys(), os.X_OK), "nsys lookup returns an executable or nothing")
 
+    # 3d. the checks of checks.py (capabilities, issues): each passes a correct synthetic run and fails a planted fault
+    sys.path.insert(0, here)
+    sys.modules.setdefault("gpu_check", sys.modules[__name__])
+    import checks  # noqa: E402 - the same directory
+    checks.selftest(expect, answers["kernels"])
+    expect(len({c.label for c in checks.registry()}) == len(checks.registry()), "every check has its own label")
+    expect(all(c.basis.startswith(("H100 ", "guess")) for c in checks.registry()),
+           "every estimate says whether it was measured or guessed")
+
     # 4. the report adapter on a stored gprof-report JSON document
     with open(os.path.join(fixtures, "report-kern-api.json")) as f:
         doc = json.load(f)
@@ -1655,7 +1795,9 @@ def selftest(args):
     # 7. a packed folder, when given
     if args.pack:
         p = Pack(args.pack)
-        for exe in (p.gprof_run, p.gprof_report, p.dump, p.app("static"), p.app("shared"), p.train):
+        for exe in (p.gprof_run, p.gprof_report, p.dump, p.app("static"), p.app("shared"), p.train, p.pm_probe,
+                    p.cupti_client, p.driver_calls_header, os.path.join(p.root, "tests", "gpu", "checks.py"),
+                    os.path.join(p.root, "tests", "gpu", "budget.py")):
             expect(os.path.exists(exe), f"pack holds {os.path.relpath(exe, p.root)}")
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(p.root) for f in fs)
         expect(size <= 64 * 1024 * 1024, f"pack size {size / 2**20:.1f} MiB <= 64 MiB")
@@ -1665,24 +1807,40 @@ def selftest(args):
 
 
 def main():
+    started = time.monotonic()  # the budget counts from here: the environment lines are part of the run
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--run", metavar="PACK", help="run every check with this packed folder (on the GPU machine)")
-    ap.add_argument("--out", help="where results.json goes (default $OUT or PACK/results)")
-    ap.add_argument("--only", help="comma list of groups: known,overhead,pytorch,example")
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds for overhead figures")
-    ap.add_argument("--steps", type=int, default=300, help="PyTorch training steps")
+    ap.add_argument("--run", metavar="PACK", help="run the checks with this packed folder (on the GPU machine)")
+    ap.add_argument("--plan", action="store_true", help="print the run order and estimates for --budget; no GPU")
+    ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S,
+                    help=f"seconds the whole run may take (default {DEFAULT_BUDGET_S:g})")
+    ap.add_argument("--out", help="where results.json, summary.txt and trace archives go (default $OUT or PACK/results)")
+    ap.add_argument("--only", help="comma list of groups (smoke, capability, issues, overhead, frameworks, rest) or "
+                                   "group:check labels, as --plan prints them")
+    ap.add_argument("--rounds", type=int, default=None, help="alternating rounds of the CUDA overhead workloads")
+    ap.add_argument("--pytorch-rounds", type=int, default=None, help="alternating rounds of the PyTorch overhead row")
     ap.add_argument("--keep", action="store_true", help="keep the work directory with every run's traces")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--apps-dir", help="selftest: the built known-answer apps")
     ap.add_argument("--pack", help="selftest: a packed folder to check")
+    ap.add_argument("--registry", help=argparse.SUPPRESS)       # tests: a module file with registry(options)
+    ap.add_argument("--archive-bytes", type=int, help=argparse.SUPPRESS)  # tests: a smaller trace archive
     args = ap.parse_args()
     if args.selftest:
         return selftest(args)
+    if args.plan:
+        for line in budget.plan_lines(select_checks(load_registry(args.registry, args), args.only), args.budget):
+            print(line)
+        return 0
     if args.run:
-        return run_all(args)
+        try:
+            return run_all(args, started)
+        except budget.Terminated as t:  # a second signal while the results were being written
+            return 128 + t.signum
     ap.print_help()
     return 2
 
 
 if __name__ == "__main__":
+    # checks.py imports this module by name: let it find this copy rather than load a second one.
+    sys.modules.setdefault("gpu_check", sys.modules[__name__])
     sys.exit(main())

@@ -1,0 +1,743 @@
+"""The registry of gpu-check: every check, its group, its estimate and where the estimate comes from, in run order.
+
+Run order is the order of value (issue #28): (1) a smoke test that shows a total failure at once, (2) one check per
+capability that has only ever met the CUPTI stand-in, (3) the checks the open issues add, (4) the overhead table with
+few rounds, (5) the framework programs, (6) the rest. budget.Runner skips what no longer fits (SKIP(budget)).
+
+Estimates: measured on the H100 run of 2026-11-22 (../shared/gpu-runs/2026-11-22-h100/: the start times of its run
+directories, one second apart at best, and the wall times its logs print) where one exists; otherwise a guess, and the
+basis then starts with "guess". The first lease replaces the guesses: results.json has every check's seconds.
+
+Adding a check: a function taking the Context (budget.Context: pack, work, verdicts, results) that adds verdicts and
+puts its runs under ctx.run_dir(...) (their traces go back when it fails), its judgment as a pure function the
+self-test (gpu_check.selftest) proves can fail, and one Check(...) line in registry() below.
+
+This module also holds the checks of the capabilities (group "capability") and of the issues (group "issues").
+"""
+import json
+import os
+import re
+import sys
+
+import gpu_check as g
+from budget import Check
+
+CUDA_OVERHEAD_ROUNDS = 2     # "few rounds": the H100 machine's rounds vary by up to +-20 %, medians of 2 still rank
+PYTORCH_OVERHEAD_ROUNDS = 1  # 8 processes of about 13 s a round: one round, read with its noise
+PYTHON_FRAMES_STEPS = 50
+CUPTI_MULTIPLE_SUBSCRIBERS = 39  # CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+HOLDER_NAME = "CUPTI for gprof-run"  # how CUPTI names gprof-run to a refused cuptiSubscribe_v2 (collector/cupti/session.h)
+CLIENT_NAME = "gpu-check CUPTI client"  # tests/gpu/cupti_client.cpp
+WAY_OUT = "-t nvtx"
+
+
+def statuses(records):
+    return [s.get("message", "") for s in records.of("status")]
+
+
+def alarms(records, component=None):
+    return [s.get("message", "") for s in records.of("status") if s.get("level") in ("warning", "error")
+            and (component is None or s.get("component") == component)]
+
+
+def verdict(ok, name, figures):
+    return ("PASS" if ok else "FAIL", name, figures)
+
+
+# ----- (1) smoke -------------------------------------------------------------------------------------------------------
+
+def check_cupti_started(records, label):
+    """The collector's CUPTI session started: its "CUPTI N loaded from PATH" line, no CUPTI warning or error."""
+    loaded = [m for m in statuses(records) if re.match(r"CUPTI \d+ loaded from ", m)]
+    bad = alarms(records, "cupti")
+    return [verdict(loaded and not bad, f"{label}:cupti-status",
+                    (loaded[0] if loaded else "no 'CUPTI ... loaded from' status line")
+                    + (f"; CUPTI warnings: {bad[:3]}" if bad else ""))]
+
+
+def smoke(ctx):
+    """The kernels mode end to end (raw records and every report against the answer) and the CUPTI status lines:
+    a total failure (no CUPTI, no records, a crash) shows here in seconds."""
+    got = g.known_mode(ctx, "static", "kernels", reports=True)
+    if got:
+        g.add_all(ctx.v, check_cupti_started(got[1], "smoke"))
+        ctx.data()["status"] = statuses(got[1])
+
+
+# ----- (2) capabilities ------------------------------------------------------------------------------------------------
+
+def runtime_driver_call_names(header_path):
+    """The driver calls the CUDA runtime makes itself (formats/include/gprof/trace/runtime_driver_calls.h: one id per
+    line with its name in a comment), the one list the collector and the reports use."""
+    with open(header_path) as f:
+        return sorted(set(re.findall(r"^\s*\d+,\s*//\s*(cu\w+)", f.read(), re.M)))
+
+
+def check_driver_calls(default, nested, hidden, label):
+    """Default: none of the runtime's own driver calls recorded (switched off at the source), a status line says so,
+    the header does not claim them. --cuda-nested-driver-calls: they are there (one cuKernelGetName per launch on the
+    H100) and the header says so (feature bit 17)."""
+    def names(records):
+        n = {}
+        for a in records.of("api_call"):
+            n[a["name"]] = n.get(a["name"], 0) + 1
+        return n
+    bit = 1 << 17  # kFeatureNestedDriverCalls, formats/include/gprof/trace/records.h
+    d, n = names(default), names(nested)
+    leaked = {k: c for k, c in d.items() if k in hidden}
+    said = [m for m in statuses(default) if "driver calls the CUDA runtime makes internally" in m]
+    d_bit = any(h.get("features", 0) & bit for h in default.files)
+    out = [verdict(not leaked and said and not d_bit, f"{label}:hidden-by-default",
+                   f"runtime's own driver calls recorded={leaked or 0}; status line={'yes' if said else 'no'}; "
+                   f"header bit={d_bit}")]
+    launches = sum(c for k, c in n.items() if g.normalize_api_name(k) == "cudaLaunchKernel")
+    got = n.get("cuKernelGetName", 0)
+    n_bit = all(h.get("features", 0) & bit for h in nested.files) and bool(nested.files)
+    out.append(verdict(got >= launches > 0 and n_bit, f"{label}:kept-on-request",
+                       f"cuKernelGetName={got} for cudaLaunchKernel={launches}; header bit={n_bit}; "
+                       f"others: { {k: c for k, c in n.items() if k in hidden and k != 'cuKernelGetName'} }"))
+    return out
+
+
+def runtime_driver_calls(ctx):
+    """cuptiActivityEnableDriverApi on a real driver: the runtime's own driver calls are not recorded by default and
+    are all there with --cuda-nested-driver-calls (the reports' side: the smoke test's api:runtime-driver-calls)."""
+    default = g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-default")
+    nested = g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-nested",
+                          nested_driver_calls=True)
+    if default and nested:
+        hidden = runtime_driver_call_names(ctx.pack.driver_calls_header)
+        g.add_all(ctx.v, check_driver_calls(default[1], nested[1], hidden, "driver-calls"))
+
+
+def runtime_calls(records):
+    n = {}
+    for a in records.of("api_call"):
+        if a.get("domain") == "runtime":
+            k = g.normalize_api_name(a["name"])
+            n[k] = n.get(k, 0) + 1
+    return n
+
+
+def check_launch_before_kernel(records, label):
+    """Every kernel started after the API call that launched it began, on the trace's one clock (CPU and GPU
+    timestamps), and within a second of it."""
+    launch = {a["correlation"]: a for a in records.of("api_call") if "Launch" in a["name"]}
+    kernels = records.of("kernel")
+    matched = [(launch[k["correlation"]], k) for k in kernels if k.get("correlation") in launch]
+    bad = [(a["start"], k["start"]) for a, k in matched if not (a["start"] <= k["start"] <= a["start"] + 10**9)]
+    return [verdict(kernels and len(matched) == len(kernels) and not bad, f"{label}:launch-before-kernel",
+                    f"kernels={len(kernels)} with their launch call={len(matched)}; out of order={len(bad)}"
+                    + (f" first (api start, kernel start)={bad[0]}" if bad else ""))]
+
+
+def check_api_sources(runs, answer, label):
+    """runs: {"activity": Records (the default), "callback": ..., "off": ...}. The default records API calls from
+    CUPTI activity records, callbacks give the same calls, off gives none and the same GPU work."""
+    out = []
+    act, cb, off = runs["activity"], runs["callback"], runs["off"]
+    want = {a["name"]: a["count"] for a in answer["api"]}
+    a_calls, c_calls = runtime_calls(act), runtime_calls(cb)
+    said_cb = [m for m in statuses(act) if "from CUPTI callbacks" in m or "not recorded (GPROF_CUDA_API" in m]
+    out.append(verdict(all(a_calls.get(k, 0) == c for k, c in want.items()) and not said_cb,
+                       f"{label}:activity-by-default",
+                       f"runtime calls {dict((k, a_calls.get(k, 0)) for k in want)} expected {want}; "
+                       f"other source said={said_cb[:1]}"))
+    out += check_launch_before_kernel(act, f"{label}:activity")
+    said = [m for m in statuses(cb) if "recorded from CUPTI callbacks" in m]
+    out.append(verdict(all(c_calls.get(k, 0) == c for k, c in want.items()) and said, f"{label}:callback",
+                       f"runtime calls {dict((k, c_calls.get(k, 0)) for k in want)} expected {want}; "
+                       f"status line={'yes' if said else 'no'}"))
+    out += check_launch_before_kernel(cb, f"{label}:callback")
+    kernels = {n: len([k for k in off.of("kernel") if k["name"] == n]) for n in {k["name"] for k in act.of("kernel")}}
+    same = kernels == {n: len([k for k in act.of("kernel") if k["name"] == n]) for n in kernels}
+    said = [m for m in statuses(off) if "CUDA API calls not recorded" in m]
+    out.append(verdict(not off.of("api_call") and same and kernels and said, f"{label}:off",
+                       f"API records={len(off.of('api_call'))} (expected 0); kernels the same as by default="
+                       f"{same}; status line={'yes' if said else 'no'}"))
+    return out
+
+
+def api_sources(ctx):
+    """API calls from CUPTI activity records by default; callbacks and off as the alternatives (issue 17)."""
+    runs, answer = {}, None
+    for source in ("activity", "callback", "off"):
+        got = g.known_mode(ctx, "static", "kernels", reports=False, run_name=f"api-{source}",
+                           cuda_api=None if source == "activity" else source)
+        if not got:
+            return
+        answer, runs[source] = got[0], got[1]
+    g.add_all(ctx.v, check_api_sources(runs, answer, "api-source"))
+
+
+BUFFER_ENV = {"GPROF_CUPTI_ZEROED_BUFFERS": "1", "GPROF_CUPTI_DEVICE_BUFFER_MB": "32", "GPROF_CUPTI_PREALLOCATE": "6"}
+
+
+def check_buffer_attributes(records, label):
+    """All three CUPTI buffer attributes accepted (the Info line names each), none refused."""
+    line = next((m for m in statuses(records) if m.startswith("CUPTI buffer attributes:")), "")
+    refused = [m for m in alarms(records) if "cuptiActivitySetAttribute" in m]
+    ok = all(w in line for w in ("device buffer 32 MiB", "6 device buffers", "zeroed")) and not refused
+    return [verdict(ok, f"{label}:attributes-set", (line or "no 'CUPTI buffer attributes' line")
+                    + (f"; refused: {refused}" if refused else ""))]
+
+
+def buffer_attributes(ctx):
+    """The streams mode (1600 kernels on 16 streams) with every CUPTI buffer attribute set: the answer exact,
+    nothing dropped, every attribute accepted."""
+    pack = ctx.pack
+    app = pack.app("static")
+    bare = g.bare_answer(ctx, app, "streams", "buffer-attributes")
+    if bare is None:
+        return
+    run_dir = ctx.run_dir("buffer-attributes-streams")
+    rc, wall, out, err = g.timed(g.launcher_cmd(pack, run_dir, [app, "streams"]), env=g.app_env(pack, BUFFER_ENV))
+    if rc != 0:
+        ctx.v.add("FAIL", "buffer-attributes:exit", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    records, _ = g.load_run(pack, run_dir)
+    g.add_all(ctx.v, g.check_known_answer(g.parse_answer(out) or bare, records, wall, "buffer-attributes"))
+    g.add_all(ctx.v, check_buffer_attributes(records, "buffer-attributes"))
+
+
+def client_result(out):
+    return g.result_line(out, "CUPTI_CLIENT")
+
+
+def check_cupti_clients(bare, traced, traced_status, nvtx_only, label):
+    """The program's own CUPTI client bare, under gprof-run and under gprof-run -t nvtx (tests/gpu/cupti_client.cpp).
+    Under gprof-run CUPTI either refuses it (one subscriber per process: the v2 call is told the holder, "CUPTI for
+    gprof-run", and the trace says so once per client with the way out) or takes both (the trace says both record)."""
+    out = [verdict(bare and bare["v2"]["result"] == 0 and bare["v1"]["result"] == 0, f"{label}:bare",
+                   f"bare: {bare}")]
+    if not traced:
+        return out + [("FAIL", f"{label}:under-gprof-run", "no CUPTI_CLIENT line under gprof-run")]
+    v2, v1 = traced["v2"]["result"], traced["v1"]["result"]
+    told = [m for m in traced_status if WAY_OUT in m and "refused" in m]
+    beside = [m for m in traced_status if "beside gprof-run" in m]
+    if v2 == CUPTI_MULTIPLE_SUBSCRIBERS:
+        named = [m for m in told if m.startswith(CLIENT_NAME)]
+        ok = traced["v2"]["holder"] == HOLDER_NAME and len(named) == 1
+        out.append(verdict(ok, f"{label}:v2-refused-and-told",
+                           f"holder={traced['v2']['holder']!r} (expected {HOLDER_NAME!r}); lines naming the client and "
+                           f"'{WAY_OUT}'={len(named)}" + (f": {named[0][:160]}" if named else "")))
+    else:
+        ok = v2 == 0 and any(m.startswith(CLIENT_NAME) for m in beside)
+        out.append(verdict(ok, f"{label}:v2-beside", f"cuptiSubscribe_v2 -> {v2}; 'beside gprof-run' lines={beside[:2]}"))
+    if v1 == CUPTI_MULTIPLE_SUBSCRIBERS:
+        plain = [m for m in told if not m.startswith(CLIENT_NAME)]
+        out.append(verdict(len(plain) == 1, f"{label}:v1-refused-and-told",
+                           f"lines naming the unnamed client and '{WAY_OUT}'={len(plain)}"
+                           + (f": {plain[0][:160]}" if plain else "")))
+    else:
+        out.append(verdict(v1 == 0 and len(beside) >= 1, f"{label}:v1-beside",
+                           f"cuptiSubscribe -> {v1}; 'beside gprof-run' lines={len(beside)}"))
+    out.append(verdict(nvtx_only is not None and nvtx_only["v2"]["result"] == 0 and nvtx_only["v1"]["result"] == 0,
+                       f"{label}:way-out", f"under gprof-run {WAY_OUT}: {nvtx_only}"))
+    return out
+
+
+def cupti_subscribe(ctx):
+    """cuptiSubscribe_v2 and the coexistence messages on a real CUPTI: a program that is its own CUPTI client."""
+    pack, v = ctx.pack, ctx.v
+    client = [pack.cupti_client]
+    rc, _, out, err = g.timed(client)
+    if rc == g.EXIT_NO_DEVICE:
+        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        v.add("SKIP", "cupti-subscribe", ctx.skip_rest)
+        return
+    bare = client_result(out) if rc == 0 else None
+    run_dir = ctx.run_dir("cupti-client")
+    rc2, _, out2, err2 = g.timed(g.launcher_cmd(pack, run_dir, client))
+    traced = client_result(out2) if rc2 == 0 else None
+    records, _ = g.load_run(pack, run_dir)
+    rc3, _, out3, _ = g.timed(g.launcher_cmd(pack, ctx.run_dir("cupti-client-nvtx"), client, trace="nvtx"))
+    nvtx_only = client_result(out3) if rc3 == 0 else None
+    g.add_all(v, check_cupti_clients(bare, traced, statuses(records), nvtx_only, "cupti-subscribe"))
+    ctx.data().update({"bare": bare, "traced": traced, "nvtx_only": nvtx_only, "status": statuses(records),
+                       "stderr": err2.strip()[-1000:]})
+
+
+CUDA_MODULES = ("libcuda.", "libcupti.", "libcudart.", "libgprof-collector.", "libnvidia-")
+
+
+def module_of(address, modules):
+    for m in modules:
+        if m["base"] <= address < m["base"] + m["size"]:
+            return m["path"]
+    return None
+
+
+def check_call_sites(records, app, label, static_cudart):
+    """--backtrace on a real driver: every runtime call has a call site, each stack's first frame is in the program
+    (the collector cut the collector's, CUPTI's and the driver's frames by module ranges), and no frame lies in
+    libcuda/libcupti/the collector (nor libcudart, when the program uses the shared one)."""
+    modules = records.of("module")
+    stacks = {s["id"]: s for s in records.of("stack")}
+    sites = {c["correlation"]: c for c in records.of("call_site")}
+    calls = [a for a in records.of("api_call") if a.get("domain") == "runtime"]
+    without = [a["name"] for a in calls if a["correlation"] not in sites or not sites[a["correlation"]].get("stack")]
+    first_out, cuda_frames = [], []
+    app_name = os.path.basename(app)
+    for s in stacks.values():
+        frames = s.get("frames", [])
+        where = [module_of(f, modules) for f in frames]
+        if not where or os.path.basename(where[0] or "") != app_name:
+            first_out.append(os.path.basename(where[0] or "?") if where else "empty")
+        for w in where:
+            base = os.path.basename(w or "")
+            if base.startswith(CUDA_MODULES) and not (static_cudart and base.startswith("libcudart.")):
+                cuda_frames.append(base)
+    return [verdict(calls and not without, f"{label}:every-call",
+                    f"runtime calls={len(calls)} without a call site={len(without)} {sorted(set(without))[:5]}"),
+            verdict(stacks and not first_out and not cuda_frames, f"{label}:first-frame-is-the-program",
+                    f"stacks={len(stacks)} first frame elsewhere={len(first_out)} {sorted(set(first_out))[:3]}; "
+                    f"frames in CUDA or collector modules={len(cuda_frames)} {sorted(set(cuda_frames))[:3]}")]
+
+
+def check_callsite_report(doc, source_file, label):
+    """cuda_callsite_sum: every site with API calls starts at the program's source (file:line from DWARF), the
+    runtime linked statically or not; figures: the top sites."""
+    rows = g._rows(doc, "cuda_callsite_sum")
+    sites = [r for r in rows if r.get("api_calls")]
+    bad = [r.get("site") for r in sites
+           if not r.get("stack") or not str(r["stack"][0].get("file", "")).endswith(source_file)
+           or not r["stack"][0].get("line")]
+    return [verdict(sites and not bad, f"{label}:report-sites",
+                    f"sites={len(sites)} not at {source_file}:LINE={len(bad)} {bad[:3]}; top="
+                    f"{[(r.get('site'), r.get('api_calls')) for r in sites[:3]]}")]
+
+
+def call_sites(ctx):
+    """Call sites taken at the API exit callback and cut by module ranges, with the real driver's frames: the
+    known-answer kernels mode under --backtrace, static and shared cudart."""
+    for variant in ("static", "shared"):
+        got = g.known_mode(ctx, variant, "kernels", reports=False, run_name=f"call-sites-{variant}", backtrace=True)
+        if not got:
+            continue
+        _, records, run_dir = got
+        label = f"call-sites:{variant}"
+        g.add_all(ctx.v, check_call_sites(records, ctx.pack.app(variant), label, variant == "static"))
+        try:
+            doc = g.report_json(ctx.pack, run_dir, ["cuda_callsite_sum"])
+            g.add_all(ctx.v, check_callsite_report(doc, "known_answer.cu", label))
+        except (RuntimeError, ValueError) as e:
+            ctx.v.add("FAIL", f"{label}:report", str(e))
+
+
+def check_python_frames(records, script, label):
+    """The CUDA calls of a PyTorch step carry Python frames: most call sites of the Python thread have a PyStack,
+    one frame at least is the script's (file:line), and the trace's summary line names CPython."""
+    pid = records.files[0].get("pid") if records.files else None
+    sites = records.of("call_site")
+    main = [c for c in sites if c.get("tid") == pid] or sites
+    with_py = [c for c in main if c.get("py_stack")]
+    frames = records.of("py_frame")
+    mine = [f for f in frames if str(f.get("file", "")).endswith(os.path.basename(script)) and f.get("line")]
+    line = next((m for m in statuses(records) if "Python stacks (CPython" in m), "")
+    refused = [m for m in statuses(records) if "no Python stacks" in m]
+    share = len(with_py) / len(main) if main else 0
+    return [verdict(share >= 0.95 and mine and line and not refused, f"{label}:python-frames",
+                    f"call sites of the main thread={len(main)} with Python frames={share * 100:.1f}% (min 95%); "
+                    f"frames in {os.path.basename(script)}={len(mine)}; {line or 'no CPython summary line'}"
+                    + (f"; {refused[0]}" if refused else ""))]
+
+
+def check_python_report(doc, script, label):
+    rows = [r for r in g._rows(doc, "cuda_callsite_sum") if r.get("api_calls")]
+    top = rows[0] if rows else {}
+    first = (top.get("stack") or [{}])[0]
+    ok = bool(first.get("python")) and str(first.get("file", "")).endswith(os.path.basename(script))
+    return [verdict(ok, f"{label}:report-top-site-is-python",
+                    f"top site={top.get('site')!r} ({top.get('api_calls')} calls), first frame={first}")]
+
+
+def python_frames(ctx):
+    """Python frames on a PyTorch step: train.py under --backtrace."""
+    if not g.have_torch():
+        ctx.v.add("SKIP", "python-frames", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    run_dir = ctx.run_dir("python-frames")
+    cmd = [sys.executable, ctx.pack.train, "--steps", str(PYTHON_FRAMES_STEPS)]
+    rc, _, _, err = g.timed(g.launcher_cmd(ctx.pack, run_dir, cmd, backtrace=True), timeout=600)
+    if rc != 0:
+        ctx.v.add("FAIL", "python-frames:exit", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    records, _ = g.load_run(ctx.pack, run_dir)
+    g.add_all(ctx.v, check_python_frames(records, ctx.pack.train, "python-frames"))
+    try:
+        doc = g.report_json(ctx.pack, run_dir, ["cuda_callsite_sum"])
+        g.add_all(ctx.v, check_python_report(doc, ctx.pack.train, "python-frames"))
+    except (RuntimeError, ValueError) as e:
+        ctx.v.add("FAIL", "python-frames:report", str(e))
+
+
+# ----- (3) the open issues ---------------------------------------------------------------------------------------------
+
+PM_CALLS_THAT_MUST_WORK = ("cuptiPmSamplingEnable", "cuptiPmSamplingSetConfig", "cuptiPmSamplingStart",
+                           "cuptiPmSamplingStop", "cuptiPmSamplingDecodeData")
+
+
+def pm_phase_means(doc):
+    """{phase name: {metric: mean}} of the samples whose middle falls in a phase, on cuptiGetTimestamp's clock;
+    and the share of samples that fall in some phase (1.0 when the samples use that clock)."""
+    cols = doc.get("samples", {}).get("columns", [])
+    rows = doc.get("samples", {}).get("rows", [])
+    sums, counts, placed = {}, {}, 0
+    for r in rows:
+        mid = (r[0] + r[1]) / 2
+        ph = next((p for p in doc.get("phases", []) if p["cupti_start"] <= mid < p["cupti_end"]), None)
+        if ph is None:
+            continue
+        placed += 1
+        key = ph["name"]
+        counts[key] = counts.get(key, 0) + 1
+        s = sums.setdefault(key, [0.0] * (len(cols) - 2))
+        for i, val in enumerate(r[2:]):
+            s[i] += val if val is not None else 0.0
+    means = {k: {cols[i + 2]: s[i] / counts[k] for i in range(len(s))} for k, s in sums.items()}
+    return means, (placed / len(rows) if rows else 0.0)
+
+
+def check_pm_probe(doc, label):
+    """The raw PM-sampling probe (tests/gpu/pm_sampling_probe.cu): the calls a sampler needs all succeed, samples are
+    decoded and evaluated, in time order, on cuptiGetTimestamp's clock, and they tell the phases apart: SM and tensor
+    activity highest in the tensor phase, DRAM throughput highest in the copy phase."""
+    out = []
+    calls = doc.get("calls", [])
+    failed = [c for c in calls if c["call"] in PM_CALLS_THAT_MUST_WORK and c["result"] != 0]
+    missing = [n for n in PM_CALLS_THAT_MUST_WORK if not any(c["call"] == n for c in calls)]
+    out.append(verdict(not failed and not missing and doc.get("exit") == 0, f"{label}:calls",
+                       f"chip={doc.get('chip')} failed={[(c['call'], c['name']) for c in failed][:3]} never made="
+                       f"{missing}; error={doc.get('error')}"))
+    rows = doc.get("samples", {}).get("rows", [])
+    ordered = all(a[0] <= a[1] <= b[0] + 1 for a, b in zip(rows, rows[1:])) and all(r[0] < r[1] for r in rows)
+    out.append(verdict(rows and ordered and not doc.get("evaluate_failures") and not doc.get("overflow"),
+                       f"{label}:samples",
+                       f"samples={len(rows)} in order={ordered} evaluate failures={doc.get('evaluate_failures')} "
+                       f"overflow={doc.get('overflow')} metrics={len(doc.get('metrics_used', []))}"))
+    means, placed = pm_phase_means(doc)
+    out.append(verdict(placed >= 0.9, f"{label}:clock",
+                       f"{placed * 100:.0f}% of the samples fall inside the phases on cuptiGetTimestamp's clock"))
+    t, c, idle = means.get("tensor", {}), means.get("copy", {}), means.get("idle", {})
+
+    def pick(d, prefix):
+        return next((val for k, val in d.items() if k.startswith(prefix)), None)
+    sm = [pick(d, "sm__cycles_active.avg.pct") for d in (t, c, idle)]
+    tensor = [pick(d, "sm__pipe_tensor_cycles_active") for d in (t, c, idle)]
+    dram = [pick(d, "dram__throughput.avg.pct") for d in (t, c, idle)]
+    ok = (None not in sm + tensor + dram and tensor[0] > max(tensor[1], tensor[2]) and dram[1] > max(dram[0], dram[2])
+          and min(sm[0], sm[1]) > sm[2])
+    fmt = lambda xs: "/".join("-" if x is None else f"{x:.1f}" for x in xs)  # noqa: E731
+    out.append(verdict(ok, f"{label}:phases",
+                       f"tensor/copy/idle means: SM active % {fmt(sm)}, tensor active % {fmt(tensor)}, "
+                       f"DRAM throughput % {fmt(dram)}"))
+    return out
+
+
+def pm_sampling_probe(ctx):
+    """What PM sampling gives on this GPU (issue #37's stand-in is built from it): the probe bare, then under
+    gprof-run (PM sampling beside the collector's activity tracing, as the feature will run). The raw documents go
+    into results.json (data)."""
+    pack, v = ctx.pack, ctx.v
+    out_file = os.path.join(ctx.work, "pm-sampling.json")
+    rc, _, _, err = g.timed([pack.pm_probe, "--out", out_file], timeout=120)
+    if rc == g.EXIT_NO_DEVICE:
+        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        v.add("SKIP", "pm-sampling", ctx.skip_rest)
+        return
+    doc = load_json(out_file, rc, err)
+    ctx.data()["bare"] = doc
+    g.add_all(v, check_pm_probe(doc, "pm-sampling"))
+    run_dir = ctx.run_dir("pm-sampling-beside-gprof-run")
+    beside_file = os.path.join(ctx.work, "pm-sampling-beside.json")
+    rc, _, _, err = g.timed(g.launcher_cmd(pack, run_dir, [pack.pm_probe, "--out", beside_file]), timeout=120)
+    beside = load_json(beside_file, rc, err)
+    ctx.data()["beside_gprof_run"] = beside
+    records, _ = g.load_run(pack, run_dir)
+    kernels = {k["demangled"].split("(")[0] for k in records.of("kernel")}
+    ok = rc == 0 and beside.get("sample_count", 0) > 0 and {"pm_tensor_kernel", "pm_copy_kernel"} <= kernels
+    v.add("PASS" if ok else "FAIL", "pm-sampling:beside-gprof-run",
+          f"exit {rc}; samples={beside.get('sample_count')} error={beside.get('error')}; kernels recorded="
+          f"{sorted(kernels)[:4]}")
+
+
+def load_json(path, rc, err):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        return {"exit": rc, "error": f"no JSON document ({e}); stderr: {err.strip()[-300:]}"}
+
+
+# Checks the open issues add, each the day its issue lands (before that there is nothing to check, and a placeholder
+# could only fail or lie):
+#   #34 CUDA 12 drivers: "issues:cupti-12" - the kernels mode and a PyTorch step with the CUPTI 12.9 wheel's
+#       libcupti.so.12 (carried as a wheel, named by GPROF_CUPTI_LIB) on the lent r580 driver: every record kind
+#       read at 12.x's struct sizes, the same answers as with CUPTI 13. Estimate: the smoke test's, twice.
+#   #35 CPU sampling: "issues:cpu-sampling" - train.py under gprof-run's sampling: samples in the Python step
+#       functions, the GPU idle gaps attributed, no EINTR in the program, the overhead at the default frequency.
+#   #37 GPU metrics: the probe below stays; "issues:gpu-metrics" adds --gpu-metrics-devices end to end against it
+#       (and ncu's figures for the same kernels).
+
+
+# ----- the registry -----------------------------------------------------------------------------------------------------
+
+H100 = "H100 2026-11-22: "
+
+
+def registry(options=None):
+    """Every check in run order. options: the command line (--rounds, --pytorch-rounds), or None for the defaults."""
+    rounds = getattr(options, "rounds", None) or CUDA_OVERHEAD_ROUNDS
+    py_rounds = getattr(options, "pytorch_rounds", None) or PYTORCH_OVERHEAD_ROUNDS
+    checks = [
+        # (1) smoke
+        Check("smoke", "kernels", 6, H100 + "ka-static-kernels 1 s (bare, gprof-run, dump); + every report (1.5 s "
+              "on the stored trace, dev-2c) and a cold driver", smoke, "cupti-session"),
+        # (2) one per capability that has met only the stand-in
+        Check("capability", "graph-node", 5, H100 + "ka-static-graph 1 s; + every report", 
+              lambda ctx: g.known_mode(ctx, "static", "graph"), "graph-node"),
+        Check("capability", "graph-level", 4, H100 + "graph mode 1 s; + every report", g.graph_level, "graph-level"),
+        Check("capability", "nvtx-capture", 4, H100 + "ka-static-nvtx-capture 1-2 s; + the bare run", g.nvtx_capture,
+              "nvtx-capture"),
+        Check("capability", "memory", 5, "guess: the memory mode is newer than the H100 run; as graph",
+              lambda ctx: g.known_mode(ctx, "static", "memory"), "memory"),
+        Check("capability", "runtime-driver-calls", 5, H100 + "ka-static-kernels 1 s, twice (+ the bare runs)",
+              runtime_driver_calls, "runtime-driver-calls"),
+        Check("capability", "api-sources", 6, H100 + "ka-static-kernels 1 s, three times (+ the bare runs)",
+              api_sources, "api-from-activity"),
+        Check("capability", "buffer-attributes", 4, H100 + "ka-static-streams 2 s", buffer_attributes,
+              "buffer-attributes"),
+        Check("capability", "cupti-subscribe", 5, "guess: three runs of a program that starts CUDA and subscribes",
+              cupti_subscribe, "cupti-subscribe"),
+        Check("capability", "call-sites", 6, H100 + "ka-kernels-backtrace 1 s, static and shared; + "
+              "cuda_callsite_sum", call_sites, "call-sites"),
+        Check("capability", "python-frames", 15, H100 + "train.py 300 steps under --backtrace 11 s; 50 steps here, "
+              "+ dump and report", python_frames, "python-frames"),
+        Check("capability", "torch-profiler-told", 42, "guess: three PyTorch processes with torch.profiler (train.py "
+              "under torch.profiler took 13.5 s on the H100)", g.torch_profiler_told, "torch-profiler-told"),
+        # (3) the open issues
+        Check("issues", "pm-sampling-probe", 10, "guess: two runs of a 0.6 s sampled program (CUDA start, 1 GiB of "
+              "buffers, decoding about 5500 samples)", pm_sampling_probe, "pm-sampling-raw"),
+        # (4) the overhead table, few rounds
+        Check("overhead", "cuda", 50 * rounds, f"guess: per round, H100 walls bare/gprof-run of tiny 0.76/0.94 s, "
+              f"api 0.40/0.52, memcpy-loop 0.58/0.68, large 0.85/0.85 s x 6 variants, latency and nsys guessed; "
+              f"{rounds} rounds", lambda ctx: g.overhead_cuda(ctx, rounds)),
+        Check("overhead", "pytorch", 106 * py_rounds, f"guess: per round, H100 walls of train.py bare 11.8 s, "
+              f"gprof-run 13 s, torch.profiler 13.5 s; 5 collector variants and nsys (guessed 16 s); {py_rounds} "
+              "round(s)", lambda ctx: g.overhead_pytorch(ctx, py_rounds)),
+    ]
+    # (5) framework programs, bare and under gprof-run
+    framework_guess = {"jax": 20, "cupy": 10, "triton": 24, "compile": 90, "dataloader": 30, "spawn": 40}
+    for program in g.FRAMEWORK_PROGRAMS:
+        checks.append(Check("frameworks", program, framework_guess[program],
+                            "guess: two runs (bare, gprof-run); the H100 run kept no times for them",
+                            lambda ctx, p=program: g.framework(ctx, p)))
+    # (6) the rest
+    checks += [
+        Check("rest", "pytorch-vs-torch.profiler", 42, H100 + "train.py 300 steps: 13 s under gprof-run, 13.5 s "
+              "under torch.profiler, twice", g.pytorch_vs_torch_profiler),
+        Check("rest", "torch.compile-replays", 60, "guess: two torch.compile(mode='reduce-overhead') processes",
+              g.torch_compiled),
+    ]
+    # Known-answer modes not run above. H100: seconds between the mode's run directory and the next one's.
+    h100_s = {"memcpy": 1, "memset": 1, "streams": 2, "tiny": 5, "latency": 2, "api": 3, "memcpy-loop": 3,
+              "large": 1, "range": 1, "threads": 2, "nvtx": 1, "fork": 1, "abort": 1}
+    for mode in [m for m in g.KNOWN_MODES if m not in ("kernels", "graph", "memory")]:
+        reports = 2 if mode in g.REPORT_MODES else 0
+        basis = (H100 + f"ka-static-{mode} {h100_s[mode]} s" if mode != "latency"
+                 else "guess: the latency mode is newer than the H100 run") + (" + every report" if reports else "")
+        checks.append(Check("rest", f"ka-static-{mode}", h100_s[mode] + reports + 1, basis,
+                            lambda ctx, m=mode: g.known_mode(ctx, "static", m)))
+    shared_s = {"kernels": 1, "memcpy": 1, "tiny": 6, "nvtx": 1, "fork": 1}
+    for mode in g.SHARED_MODES:
+        reports = 2 if mode in g.REPORT_MODES else 0
+        checks.append(Check("rest", f"ka-shared-{mode}", shared_s[mode] + reports + 1,
+                            H100 + f"ka-shared-{mode} {shared_s[mode]} s" + (" + every report" if reports else ""),
+                            lambda ctx, m=mode: g.known_mode(ctx, "shared", m)))
+    checks.append(Check("rest", "example", 2, H100 + "gprof-example-nvtx 50 steps 1 s",
+                        lambda ctx: g.example(ctx, ctx.outbox)))
+    return checks
+
+
+# The capabilities issue #28 lists, each of which some check above must validate (the CPU test of --plan holds the
+# plan to it: every one planned within 540 s).
+CAPABILITIES = ("cupti-session", "graph-node", "graph-level", "nvtx-capture", "memory", "runtime-driver-calls",
+                "api-from-activity", "buffer-attributes", "cupti-subscribe", "call-sites", "python-frames",
+                "torch-profiler-told", "pm-sampling-raw")
+
+
+# ----- self-test of the checks above: each passes what a correct run gives and fails a planted fault ----------------
+
+def selftest(expect, kernels_answer):
+    """expect(condition, what) records one self-test result; kernels_answer: the kernels mode's known answer."""
+    def records(recs):
+        return g.Records.from_lines(json.dumps(r) for r in recs)
+
+    def statuses_of(*lines, level="info", component="cupti"):
+        return [{"k": "status", "level": level, "component": component, "code": 0, "message": m} for m in lines]
+
+    def by_name(results):
+        return {name: status for status, name, _ in results}
+
+    def passes(results):
+        return bool(results) and all(s == "PASS" for s, _, _ in results)
+
+    base = g.synthesize_records(kernels_answer)
+    loaded = "CUPTI 130001 loaded from /usr/local/cuda/lib64/libcupti.so.13 (/usr/local/cuda)"
+
+    # smoke: the CUPTI status lines
+    expect(passes(check_cupti_started(records(base + statuses_of(loaded)), "s")), "smoke: CUPTI started passes")
+    expect(not passes(check_cupti_started(records(base), "s")), "smoke: no 'CUPTI loaded' line fails")
+    expect(not passes(check_cupti_started(records(base + statuses_of(loaded) + statuses_of(
+        "cannot enable CUPTI activity kind MEMCPY (CUPTI_ERROR_NOT_SUPPORTED): those records are missing",
+        level="warning")), "s")), "smoke: a CUPTI warning fails")
+
+    # the runtime's own driver calls
+    hidden = ["cuKernelGetName", "cuLibraryGetKernel"]
+    said = statuses_of("driver calls the CUDA runtime makes internally (cuKernelGetName, ...) are not recorded")
+    launches = [r for r in base if r["k"] == "api_call" and "Launch" in r["name"]]
+    nested = [dict(r, features=1 << 17) if r["k"] == "header" else r for r in base]
+    nested += [{"k": "api_call", "name": "cuKernelGetName", "domain": "driver", "start": r["start"] - 2,
+                "end": r["start"] - 1, "tid": 1, "correlation": 90000 + i} for i, r in enumerate(launches)]
+    expect(passes(check_driver_calls(records(base + said), records(nested), hidden, "d")),
+           "driver calls: hidden by default, kept on request passes")
+    res = by_name(check_driver_calls(records(nested + said), records(nested), hidden, "d"))
+    expect(res.get("d:hidden-by-default") == "FAIL", "driver calls: a cuKernelGetName recorded by default fails")
+    res = by_name(check_driver_calls(records(base + said), records(base), hidden, "d"))
+    expect(res.get("d:kept-on-request") == "FAIL", "driver calls: none with --cuda-nested-driver-calls fails")
+
+    # API call sources
+    cb = base + statuses_of("CUDA API calls recorded from CUPTI callbacks (GPROF_CUDA_API=callback)")
+    off = [r for r in base if r["k"] != "api_call"] + statuses_of(
+        "CUDA API calls not recorded (GPROF_CUDA_API=off): GPU activity only")
+    runs = {"activity": records(base), "callback": records(cb), "off": records(off)}
+    expect(passes(check_api_sources(runs, kernels_answer, "a")), "API sources: activity, callback, off pass")
+    res = by_name(check_api_sources(dict(runs, off=records(base)), kernels_answer, "a"))
+    expect(res.get("a:off") == "FAIL", "API sources: API records under --cuda-api=off fail")
+    short = list(cb)
+    del short[next(i for i, r in enumerate(short) if r["k"] == "api_call" and "Launch" in r["name"])]
+    res = by_name(check_api_sources(dict(runs, callback=records(short)), kernels_answer, "a"))
+    expect(res.get("a:callback") == "FAIL", "API sources: a launch missing from the callbacks fails")
+    early = [dict(r) for r in base]
+    k = next(r for r in early if r["k"] == "kernel")
+    k["start"], k["end"] = 10, 20  # before its launch call began
+    res = by_name(check_api_sources(dict(runs, activity=records(early)), kernels_answer, "a"))
+    expect(res.get("a:activity:launch-before-kernel") == "FAIL", "API sources: a kernel before its launch fails")
+
+    # CUPTI buffer attributes
+    attrs = statuses_of("CUPTI buffer attributes: device buffer 32 MiB; 6 device buffers pre-allocated per context; "
+                        "activity buffers zeroed by the collector off the app's threads")
+    expect(passes(check_buffer_attributes(records(base + attrs), "b")), "buffer attributes: all accepted passes")
+    refused = statuses_of("CUPTI buffer attributes: device buffer 32 MiB; 6 device buffers pre-allocated per context") \
+        + statuses_of("cuptiActivitySetAttribute(ZEROED_OUT_ACTIVITY_BUFFER) failed (CUPTI_ERROR_INVALID_PARAMETER): "
+                      "CUPTI's default is used", level="warning")
+    expect(not passes(check_buffer_attributes(records(base + refused), "b")), "buffer attributes: one refused fails")
+
+    # cuptiSubscribe_v2 and the coexistence messages
+    ok_client = {"v2": {"result": 0, "holder": ""}, "v1": {"result": 0}}
+    refused_client = {"v2": {"result": 39, "holder": HOLDER_NAME}, "v1": {"result": 39}}
+    told = [f"{CLIENT_NAME} (in gprof-test-cupti-client) asked CUPTI for a subscription while gprof-run held it; CUPTI "
+            f"refused it (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), so ... run gprof-run with {WAY_OUT}: ...",
+            f"a CUPTI client in gprof-test-cupti-client asked CUPTI for a subscription while gprof-run held it; CUPTI "
+            f"refused it (...), so ... run gprof-run with {WAY_OUT}: ..."]
+    expect(passes(check_cupti_clients(ok_client, refused_client, told, ok_client, "c")),
+           "CUPTI clients: refused, named and told once each passes")
+    beside = [f"{CLIENT_NAME} (in x) subscribed to CUPTI beside gprof-run: both record GPU activity",
+              "a CUPTI client in x subscribed to CUPTI beside gprof-run: both record GPU activity"]
+    expect(passes(check_cupti_clients(ok_client, ok_client, beside, ok_client, "c")),
+           "CUPTI clients: accepted beside gprof-run and said passes")
+    res = by_name(check_cupti_clients(ok_client, dict(refused_client, v2={"result": 39, "holder": ""}), told,
+                                      ok_client, "c"))
+    expect(res.get("c:v2-refused-and-told") == "FAIL", "CUPTI clients: a refusal without the holder's name fails")
+    res = by_name(check_cupti_clients(ok_client, refused_client, told[1:], ok_client, "c"))
+    expect(res.get("c:v2-refused-and-told") == "FAIL", "CUPTI clients: a refusal nobody is told of fails")
+    res = by_name(check_cupti_clients(ok_client, refused_client, told + told[1:], ok_client, "c"))
+    expect(res.get("c:v1-refused-and-told") == "FAIL", "CUPTI clients: the same refusal told twice fails")
+    res = by_name(check_cupti_clients(ok_client, refused_client, told, refused_client, "c"))
+    expect(res.get("c:way-out") == "FAIL", "CUPTI clients: still refused under -t nvtx fails")
+
+    # call sites
+    app = "/pack/apps/gprof-test-ka-shared"
+    mods = [{"k": "module", "base": 0x400000, "size": 0x100000, "path": app},
+            {"k": "module", "base": 0x7f0000000000, "size": 0x1000000, "path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"}]
+    calls = [r for r in base if r["k"] == "api_call"]
+    stack = [{"k": "stack", "id": 1, "frame_count": 3, "frames": [0x401000, 0x402000, 0x403000]}]
+    sites = [{"k": "call_site", "tid": 1, "correlation": r["correlation"], "stack": 1, "py_stack": 0} for r in calls]
+    expect(passes(check_call_sites(records(base + mods + stack + sites), app, "cs", False)),
+           "call sites: every call, first frame the program's passes")
+    inner = [{"k": "stack", "id": 1, "frame_count": 3, "frames": [0x7f0000001000, 0x401000, 0x402000]}]
+    res = by_name(check_call_sites(records(base + mods + inner + sites), app, "cs", False))
+    expect(res.get("cs:first-frame-is-the-program") == "FAIL", "call sites: a libcuda frame first fails")
+    res = by_name(check_call_sites(records(base + mods + stack + sites[1:]), app, "cs", False))
+    expect(res.get("cs:every-call") == "FAIL", "call sites: a call without its call site fails")
+    row = lambda f, line: {"site": f"{os.path.basename(f)}:{line}", "function": "launch", "api_calls": 27,  # noqa
+                           "stack": [{"function": "launch", "file": f, "line": line, "module": app, "python": False}]}
+    doc = lambda rows: {"reports": {"cuda_callsite_sum": {"rows": rows}}}  # noqa: E731
+    expect(passes(check_callsite_report(doc([row("/src/tests/apps/known_answer.cu", 120)]), "known_answer.cu", "r")),
+           "call-site report: sites at the program's source pass")
+    expect(not passes(check_callsite_report(doc([row("/src/tests/apps/known_answer.cu", 120),
+                                                 row("cuda_runtime.h", 0)]), "known_answer.cu", "r")),
+           "call-site report: a site in the runtime fails")
+
+    # Python frames
+    py = [{"k": "header", "pid": 7, "features": 1 << 16},
+          {"k": "py_frame", "id": 1, "file": "/pack/tests/gpu/train.py", "function": "step", "line": 88},
+          {"k": "py_stack", "id": 1, "frame_count": 1, "frames": [1]}]
+    py_sites = [{"k": "call_site", "tid": 7, "correlation": i, "stack": 1, "py_stack": 1} for i in range(100)]
+    py_line = statuses_of("call sites: Python stacks (CPython 3.12.3): 100 calls with a Python stack, ...",
+                          component="collector")
+    expect(passes(check_python_frames(records(py + py_sites + py_line), "/pack/tests/gpu/train.py", "p")),
+           "Python frames: the script's frames on the main thread's calls pass")
+    half = [dict(s, py_stack=0) if s["correlation"] % 2 else s for s in py_sites]
+    expect(not passes(check_python_frames(records(py + half + py_line), "/pack/tests/gpu/train.py", "p")),
+           "Python frames: half the calls without Python frames fails")
+    pyrow = {"site": "train.py:88", "api_calls": 100,
+             "stack": [{"function": "step", "file": "/pack/tests/gpu/train.py", "line": 88, "python": True}]}
+    expect(passes(check_python_report(doc([pyrow]), "/pack/tests/gpu/train.py", "p")),
+           "Python frames: the report's top site in the script passes")
+    expect(not passes(check_python_report(doc([row("/usr/lib/libtorch_cuda.so", 0)]), "/pack/tests/gpu/train.py",
+                                          "p")), "Python frames: a native top site fails")
+
+    # torch.profiler inside gprof-run, told in one line
+    bare, traced = {"profiler_kernels": 120}, {"profiler_kernels": 0}
+    line = ["warning: torch.profiler (kineto, in libtorch_cpu.so) asked CUPTI ...; run gprof-run with -t nvtx: ..."]
+    expect(passes(g.check_profiler_told(bare, traced, line, bare)), "torch.profiler: told in one line passes")
+    expect(not passes(g.check_profiler_told(bare, traced, [], bare)), "torch.profiler: not told fails")
+    expect(not passes(g.check_profiler_told(bare, traced, line * 2, bare)), "torch.profiler: told twice fails")
+    expect(not passes(g.check_profiler_told(bare, traced, line, traced)), "torch.profiler: -t nvtx not the way out fails")
+
+    # the raw PM-sampling probe
+    def pm_doc(tensor_pct=(80.0, 1.0), dram_pct=(5.0, 85.0), clock_shift=0, fail=None, order_ok=True):
+        phases, rows, t = [], [], 1_000_000
+        for name, tp, dp in (("idle", 0.0, 0.1), ("tensor", tensor_pct[0], dram_pct[0]), ("idle", 0.0, 0.1),
+                             ("copy", tensor_pct[1], dram_pct[1]), ("idle", 0.0, 0.1)):
+            phases.append({"name": name, "cupti_start": t, "cupti_end": t + 10_000})
+            for i in range(10):
+                s = t + i * 1000 + clock_shift
+                sm = 0.5 if name == "idle" else 95.0
+                rows.append([s, s + 1000, 1e6, 2e6, sm, tp, dp])
+            t += 10_000
+        if not order_ok:
+            rows[3], rows[4] = rows[4], rows[3]
+        calls = [{"call": c, "result": 0, "name": "CUPTI_SUCCESS"} for c in PM_CALLS_THAT_MUST_WORK]
+        if fail:
+            calls.append({"call": fail, "result": 1, "name": "CUPTI_ERROR_INVALID_PARAMETER"})
+            calls = [c for c in calls if not (c["call"] == fail and c["result"] == 0)]
+        cols = ["start", "end", "gr__cycles_active.sum", "gr__cycles_elapsed.max",
+                "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+                "dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+        return {"chip": "GH100", "calls": calls, "exit": 0, "error": None, "phases": phases, "overflow": False,
+                "evaluate_failures": 0, "metrics_used": cols[2:], "samples": {"columns": cols, "rows": rows}}
+    expect(passes(check_pm_probe(pm_doc(), "pm")), "PM sampling: calls, samples, clock and phases as expected pass")
+    expect(by_name(check_pm_probe(pm_doc(fail="cuptiPmSamplingSetConfig"), "pm")).get("pm:calls") == "FAIL",
+           "PM sampling: a refused cuptiPmSamplingSetConfig fails")
+    expect(by_name(check_pm_probe(pm_doc(tensor_pct=(1.0, 1.0)), "pm")).get("pm:phases") == "FAIL",
+           "PM sampling: tensor activity no higher in the tensor phase fails")
+    expect(by_name(check_pm_probe(pm_doc(dram_pct=(90.0, 85.0)), "pm")).get("pm:phases") == "FAIL",
+           "PM sampling: DRAM throughput no higher in the copy phase fails")
+    expect(by_name(check_pm_probe(pm_doc(clock_shift=10**12), "pm")).get("pm:clock") == "FAIL",
+           "PM sampling: samples on another clock than cuptiGetTimestamp fail")
+    expect(by_name(check_pm_probe(pm_doc(order_ok=False), "pm")).get("pm:samples") == "FAIL",
+           "PM sampling: samples out of time order fail")
