@@ -23,7 +23,7 @@ import time
 import traceback
 import zipfile
 import zlib
-from typing import Callable, Optional
+from typing import Callable
 
 MAX_OUT_FILES = 8                  # the device tool returns at most 8 files ...
 MAX_FILE_BYTES = 16 * 2**20        # ... of at most 16 MiB each

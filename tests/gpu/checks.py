@@ -26,7 +26,8 @@ CUDA_OVERHEAD_ROUNDS = 2     # "few rounds": the H100 machine's rounds vary by u
 PYTORCH_OVERHEAD_ROUNDS = 1  # 8 processes of about 13 s a round: one round, read with its noise
 PYTHON_FRAMES_STEPS = 50
 CUPTI_MULTIPLE_SUBSCRIBERS = 39  # CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-HOLDER_NAME = "CUPTI for gprof-run"  # how CUPTI names gprof-run to a refused cuptiSubscribe_v2 (collector/cupti/session.h)
+# How CUPTI names gprof-run to a refused cuptiSubscribe_v2 (its subscriber name: collector/cupti/session.h).
+HOLDER_NAME = "CUPTI for gprof-run"
 CLIENT_NAME = "gpu-check CUPTI client"  # tests/gpu/cupti_client.cpp
 WAY_OUT = "-t nvtx"
 
@@ -44,7 +45,7 @@ def verdict(ok, name, figures):
     return ("PASS" if ok else "FAIL", name, figures)
 
 
-# ----- (1) smoke -------------------------------------------------------------------------------------------------------
+# ----- (1) smoke ----------------------------------------------------------------------------------------------------
 
 def check_cupti_started(records, label):
     """The collector's CUPTI session started: its "CUPTI N loaded from PATH" line, no CUPTI warning or error."""
@@ -64,7 +65,7 @@ def smoke(ctx):
         ctx.data()["status"] = statuses(got[1])
 
 
-# ----- (2) capabilities ------------------------------------------------------------------------------------------------
+# ----- (2) capabilities ---------------------------------------------------------------------------------------------
 
 def runtime_driver_call_names(header_path):
     """The driver calls the CUDA runtime makes itself (formats/include/gprof/trace/runtime_driver_calls.h: one id per
@@ -137,15 +138,19 @@ def check_api_sources(runs, answer, label):
     out = []
     act, cb, off = runs["activity"], runs["callback"], runs["off"]
     want = {a["name"]: a["count"] for a in answer["api"]}
+
+    def as_answered(calls):
+        return all(calls.get(a["name"], 0) >= a["count"] if a["at_least"] else calls.get(a["name"], 0) == a["count"]
+                   for a in answer["api"])
     a_calls, c_calls = runtime_calls(act), runtime_calls(cb)
     said_cb = [m for m in statuses(act) if "from CUPTI callbacks" in m or "not recorded (GPROF_CUDA_API" in m]
-    out.append(verdict(all(a_calls.get(k, 0) == c for k, c in want.items()) and not said_cb,
+    out.append(verdict(as_answered(a_calls) and not said_cb,
                        f"{label}:activity-by-default",
                        f"runtime calls {dict((k, a_calls.get(k, 0)) for k in want)} expected {want}; "
                        f"other source said={said_cb[:1]}"))
     out += check_launch_before_kernel(act, f"{label}:activity")
     said = [m for m in statuses(cb) if "recorded from CUPTI callbacks" in m]
-    out.append(verdict(all(c_calls.get(k, 0) == c for k, c in want.items()) and said, f"{label}:callback",
+    out.append(verdict(as_answered(c_calls) and said, f"{label}:callback",
                        f"runtime calls {dict((k, c_calls.get(k, 0)) for k in want)} expected {want}; "
                        f"status line={'yes' if said else 'no'}"))
     out += check_launch_before_kernel(cb, f"{label}:callback")
@@ -223,7 +228,8 @@ def check_cupti_clients(bare, traced, traced_status, nvtx_only, label):
                            f"'{WAY_OUT}'={len(named)}" + (f": {named[0][:160]}" if named else "")))
     else:
         ok = v2 == 0 and any(m.startswith(CLIENT_NAME) for m in beside)
-        out.append(verdict(ok, f"{label}:v2-beside", f"cuptiSubscribe_v2 -> {v2}; 'beside gprof-run' lines={beside[:2]}"))
+        out.append(verdict(ok, f"{label}:v2-beside",
+                           f"cuptiSubscribe_v2 -> {v2}; 'beside gprof-run' lines={beside[:2]}"))
     if v1 == CUPTI_MULTIPLE_SUBSCRIBERS:
         plain = [m for m in told if not m.startswith(CLIENT_NAME)]
         out.append(verdict(len(plain) == 1, f"{label}:v1-refused-and-told",
@@ -246,7 +252,10 @@ def cupti_subscribe(ctx):
         ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
         v.add("SKIP", "cupti-subscribe", ctx.skip_rest)
         return
-    bare = client_result(out) if rc == 0 else None
+    if rc != 0:
+        v.add("FAIL", "cupti-subscribe:bare-run", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    bare = client_result(out)
     run_dir = ctx.run_dir("cupti-client")
     rc2, _, out2, err2 = g.timed(g.launcher_cmd(pack, run_dir, client))
     traced = client_result(out2) if rc2 == 0 else None
@@ -372,20 +381,20 @@ def python_frames(ctx):
         ctx.v.add("FAIL", "python-frames:report", str(e))
 
 
-# ----- (3) the open issues ---------------------------------------------------------------------------------------------
+# ----- (3) the open issues ------------------------------------------------------------------------------------------
 
 PM_CALLS_THAT_MUST_WORK = ("cuptiPmSamplingEnable", "cuptiPmSamplingSetConfig", "cuptiPmSamplingStart",
                            "cuptiPmSamplingStop", "cuptiPmSamplingDecodeData")
 
 
-def pm_phase_means(doc):
-    """{phase name: {metric: mean}} of the samples whose middle falls in a phase, on cuptiGetTimestamp's clock;
-    and the share of samples that fall in some phase (1.0 when the samples use that clock)."""
+def pm_phase_means(doc, shift=0):
+    """{phase name: {metric: mean}} of the samples whose middle, moved by `shift` ns, falls in a phase on
+    cuptiGetTimestamp's clock; and the share of samples that fall in some phase."""
     cols = doc.get("samples", {}).get("columns", [])
     rows = doc.get("samples", {}).get("rows", [])
     sums, counts, placed = {}, {}, 0
     for r in rows:
-        mid = (r[0] + r[1]) / 2
+        mid = (r[0] + r[1]) / 2 + shift
         ph = next((p for p in doc.get("phases", []) if p["cupti_start"] <= mid < p["cupti_end"]), None)
         if ph is None:
             continue
@@ -417,6 +426,12 @@ def check_pm_probe(doc, label):
                        f"samples={len(rows)} in order={ordered} evaluate failures={doc.get('evaluate_failures')} "
                        f"overflow={doc.get('overflow')} metrics={len(doc.get('metrics_used', []))}"))
     means, placed = pm_phase_means(doc)
+    aligned = "on cuptiGetTimestamp's clock"
+    if placed < 0.9 and rows and doc.get("phases"):
+        # Another clock: sampling started as the first phase did, so align the first sample with it (figures only).
+        shift = doc["phases"][0]["cupti_start"] - rows[0][0]
+        means, placed_shifted = pm_phase_means(doc, shift)
+        aligned = f"aligned by the first sample ({shift} ns; {placed_shifted * 100:.0f}% then fall inside)"
     out.append(verdict(placed >= 0.9, f"{label}:clock",
                        f"{placed * 100:.0f}% of the samples fall inside the phases on cuptiGetTimestamp's clock"))
     t, c, idle = means.get("tensor", {}), means.get("copy", {}), means.get("idle", {})
@@ -430,7 +445,7 @@ def check_pm_probe(doc, label):
           and min(sm[0], sm[1]) > sm[2])
     fmt = lambda xs: "/".join("-" if x is None else f"{x:.1f}" for x in xs)  # noqa: E731
     out.append(verdict(ok, f"{label}:phases",
-                       f"tensor/copy/idle means: SM active % {fmt(sm)}, tensor active % {fmt(tensor)}, "
+                       f"tensor/copy/idle means ({aligned}): SM active % {fmt(sm)}, tensor active % {fmt(tensor)}, "
                        f"DRAM throughput % {fmt(dram)}"))
     return out
 
@@ -455,8 +470,9 @@ def pm_sampling_probe(ctx):
     beside = load_json(beside_file, rc, err)
     ctx.data()["beside_gprof_run"] = beside
     records, _ = g.load_run(pack, run_dir)
-    kernels = {k["demangled"].split("(")[0] for k in records.of("kernel")}
-    ok = rc == 0 and beside.get("sample_count", 0) > 0 and {"pm_tensor_kernel", "pm_copy_kernel"} <= kernels
+    kernels = {n for n in ("pm_tensor_kernel", "pm_copy_kernel")
+               if any(n in k.get("demangled", k["name"]) for k in records.of("kernel"))}
+    ok = rc == 0 and beside.get("sample_count", 0) > 0 and len(kernels) == 2
     v.add("PASS" if ok else "FAIL", "pm-sampling:beside-gprof-run",
           f"exit {rc}; samples={beside.get('sample_count')} error={beside.get('error')}; kernels recorded="
           f"{sorted(kernels)[:4]}")
@@ -481,7 +497,7 @@ def load_json(path, rc, err):
 #       (and ncu's figures for the same kernels).
 
 
-# ----- the registry -----------------------------------------------------------------------------------------------------
+# ----- the registry -------------------------------------------------------------------------------------------------
 
 H100 = "H100 2026-11-22: "
 
@@ -539,6 +555,9 @@ def registry(options=None):
               "under torch.profiler, twice", g.pytorch_vs_torch_profiler),
         Check("rest", "torch.compile-replays", 60, "guess: two torch.compile(mode='reduce-overhead') processes",
               g.torch_compiled),
+        Check("rest", "overhead-call-sites", 55, H100 + "train.py 300 steps 11.8 s bare, 13 s under gprof-run, 11 s "
+              "under --backtrace (its log's times), + --cudabacktrace=kernel; one round",
+              lambda ctx: g.overhead_call_sites(ctx, 1)),
     ]
     # Known-answer modes not run above. H100: seconds between the mode's run directory and the next one's.
     h100_s = {"memcpy": 1, "memset": 1, "streams": 2, "tiny": 5, "latency": 2, "api": 3, "memcpy-loop": 3,
@@ -660,7 +679,8 @@ def selftest(expect, kernels_answer):
     # call sites
     app = "/pack/apps/gprof-test-ka-shared"
     mods = [{"k": "module", "base": 0x400000, "size": 0x100000, "path": app},
-            {"k": "module", "base": 0x7f0000000000, "size": 0x1000000, "path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"}]
+            {"k": "module", "base": 0x7f0000000000, "size": 0x1000000,
+             "path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"}]
     calls = [r for r in base if r["k"] == "api_call"]
     stack = [{"k": "stack", "id": 1, "frame_count": 3, "frames": [0x401000, 0x402000, 0x403000]}]
     sites = [{"k": "call_site", "tid": 1, "correlation": r["correlation"], "stack": 1, "py_stack": 0} for r in calls]
@@ -705,7 +725,8 @@ def selftest(expect, kernels_answer):
     expect(passes(g.check_profiler_told(bare, traced, line, bare)), "torch.profiler: told in one line passes")
     expect(not passes(g.check_profiler_told(bare, traced, [], bare)), "torch.profiler: not told fails")
     expect(not passes(g.check_profiler_told(bare, traced, line * 2, bare)), "torch.profiler: told twice fails")
-    expect(not passes(g.check_profiler_told(bare, traced, line, traced)), "torch.profiler: -t nvtx not the way out fails")
+    expect(not passes(g.check_profiler_told(bare, traced, line, traced)),
+           "torch.profiler: -t nvtx not the way out fails")
 
     # the raw PM-sampling probe
     def pm_doc(tensor_pct=(80.0, 1.0), dram_pct=(5.0, 85.0), clock_shift=0, fail=None, order_ok=True):
@@ -737,7 +758,8 @@ def selftest(expect, kernels_answer):
            "PM sampling: tensor activity no higher in the tensor phase fails")
     expect(by_name(check_pm_probe(pm_doc(dram_pct=(90.0, 85.0)), "pm")).get("pm:phases") == "FAIL",
            "PM sampling: DRAM throughput no higher in the copy phase fails")
-    expect(by_name(check_pm_probe(pm_doc(clock_shift=10**12), "pm")).get("pm:clock") == "FAIL",
-           "PM sampling: samples on another clock than cuptiGetTimestamp fail")
+    shifted = by_name(check_pm_probe(pm_doc(clock_shift=10**12), "pm"))
+    expect(shifted.get("pm:clock") == "FAIL" and shifted.get("pm:phases") == "PASS",
+           "PM sampling: samples on another clock fail the clock check, the phases are still told apart")
     expect(by_name(check_pm_probe(pm_doc(order_ok=False), "pm")).get("pm:samples") == "FAIL",
            "PM sampling: samples out of time order fail")

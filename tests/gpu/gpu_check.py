@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -975,6 +974,11 @@ GPROF_VARIANTS = [
     ("zeroed-buffers", [], {"GPROF_CUPTI_ZEROED_BUFFERS": "1"}),
     ("device-buffer=32MiBx6", [], {"GPROF_CUPTI_DEVICE_BUFFER_MB": "32", "GPROF_CUPTI_PREALLOCATE": "6"}),
 ]
+# Call sites (issue 18): their cost on a PyTorch step, a row of its own (docs/performance.md "Native call sites").
+CALL_SITE_VARIANTS = [
+    ("backtrace", ["--backtrace"], {}),
+    ("cudabacktrace=kernel", ["--cudabacktrace=kernel"], {}),
+]
 # workload -> (what it is, goal for the default gprof-run as a ratio to bare; None: no goal)
 OVERHEAD_WORKLOADS = {
     "tiny": ("100 000 tiny kernels on one stream", 1.20),
@@ -983,6 +987,7 @@ OVERHEAD_WORKLOADS = {
     "memcpy-loop": ("20 000 x 4 KiB H2D + D2H async copies", None),
     "large": ("few large kernels", 1.002),
     "pytorch": ("PyTorch training step with sync", 1.05),
+    "pytorch-call-sites": ("PyTorch training step, call sites on", None),
 }
 CUDA_WORKLOADS = ("tiny", "latency", "api", "memcpy-loop", "large")
 NSYS_ARGS = ["profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none", "--force-overwrite=true"]
@@ -1012,7 +1017,7 @@ def variant_command(pack, nsys, name, run_dir, argv, torch_argv=None):
         return [nsys] + NSYS_ARGS + ["-o", run_dir] + argv, {}
     if name == "torch.profiler":
         return torch_argv, {}
-    for vname, extra, env in GPROF_VARIANTS:
+    for vname, extra, env in GPROF_VARIANTS + CALL_SITE_VARIANTS:
         if vname == name:
             cmd = launcher_cmd(pack, run_dir, argv)
             sep = cmd.index("--")
@@ -1152,6 +1157,19 @@ def overhead_pytorch(ctx, rounds, steps=300):
         ctx.v.add("PASS" if ok else "FAIL", "overhead:pytorch:vs-torch.profiler",
                   f"gprof-run {ratios['gprof-run']:.3f}x, torch.profiler {ratios['torch.profiler']:.3f}x")
     record_overhead(ctx, {"pytorch": got}, rounds)
+
+
+def overhead_call_sites(ctx, rounds, steps=300):
+    """What call sites cost a PyTorch step on a real driver: train.py bare, under gprof-run, with --backtrace and
+    with --cudabacktrace=kernel."""
+    if not have_torch():
+        ctx.v.add("SKIP", "overhead:pytorch-call-sites", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    train = [sys.executable, ctx.pack.train, "--steps", str(steps), "--mode", "bare"]
+    variants = ["bare", "gprof-run"] + [name for name, _, _ in CALL_SITE_VARIANTS]
+    got = time_variants(ctx, rounds, "pytorch-call-sites", variants, train, step_figure)
+    if got:
+        record_overhead(ctx, {"pytorch-call-sites": got}, rounds)
 
 
 def have_torch():

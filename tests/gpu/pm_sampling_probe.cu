@@ -224,6 +224,15 @@ bool load_cupti(Cupti& api, std::string& error) {
     return true;
 }
 
+// A CUPTI parameter struct, zeroed, with its size set (the headers' STRUCT_SIZE: the fields this build knows).
+template <class P>
+P params(size_t struct_size) {
+    P p{};
+    p.structSize = struct_size;
+    return p;
+}
+#define PROBE_PARAMS(Type) params<Type>(Type##_STRUCT_SIZE)
+
 // ----- the record of every call ---------------------------------------------------------------------------------
 
 struct Probe {
@@ -323,7 +332,7 @@ struct HostConfig {
 };
 
 CUpti_Profiler_Host_Object* host_init(Probe& p, const std::string& chip, const uint8_t* availability) {
-    CUpti_Profiler_Host_Initialize_Params ip{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    auto ip = PROBE_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     ip.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
     ip.pChipName = chip.c_str();
     ip.pCounterAvailabilityImage = availability;
@@ -333,7 +342,7 @@ CUpti_Profiler_Host_Object* host_init(Probe& p, const std::string& chip, const u
 
 void host_deinit(Probe& p, CUpti_Profiler_Host_Object* h) {
     if (!h) return;
-    CUpti_Profiler_Host_Deinitialize_Params dp{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    auto dp = PROBE_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     dp.pHostObject = h;
     p.ok("cuptiProfilerHostDeinitialize", p.api.cuptiProfilerHostDeinitialize(&dp));
 }
@@ -345,21 +354,21 @@ bool config_for(Probe& p, const std::string& chip, const uint8_t* availability, 
     if (!cfg.host) return false;
     std::vector<const char*> names;
     for (const auto& m : metrics) names.push_back(m.c_str());
-    CUpti_Profiler_Host_ConfigAddMetrics_Params ap{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    auto ap = PROBE_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     ap.pHostObject = cfg.host;
     ap.ppMetricNames = names.data();
     ap.numMetrics = names.size();
     if (!p.ok("cuptiProfilerHostConfigAddMetrics", p.api.cuptiProfilerHostConfigAddMetrics(&ap))) return false;
-    CUpti_Profiler_Host_GetConfigImageSize_Params sp{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    auto sp = PROBE_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
     sp.pHostObject = cfg.host;
     if (!p.ok("cuptiProfilerHostGetConfigImageSize", p.api.cuptiProfilerHostGetConfigImageSize(&sp))) return false;
     cfg.config_image.assign(sp.configImageSize, 0);
-    CUpti_Profiler_Host_GetConfigImage_Params gp{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    auto gp = PROBE_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
     gp.pHostObject = cfg.host;
     gp.configImageSize = cfg.config_image.size();
     gp.pConfigImage = cfg.config_image.data();
     if (!p.ok("cuptiProfilerHostGetConfigImage", p.api.cuptiProfilerHostGetConfigImage(&gp))) return false;
-    CUpti_Profiler_Host_GetNumOfPasses_Params np{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    auto np = PROBE_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
     np.configImageSize = cfg.config_image.size();
     np.pConfigImage = cfg.config_image.data();
     if (!p.ok("cuptiProfilerHostGetNumOfPasses", p.api.cuptiProfilerHostGetNumOfPasses(&np))) return false;
@@ -382,7 +391,7 @@ bool choose_metrics(Probe& p, const std::string& chip, const uint8_t* availabili
         if (ok) doc.key("passes_alone").u64(one.passes);
         host_deinit(p, one.host);
         if (props) {
-            CUpti_Profiler_Host_GetMetricProperties_Params mp{CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+            auto mp = PROBE_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
             mp.pHostObject = props;
             mp.pMetricName = m.c_str();
             if (p.ok("cuptiProfilerHostGetMetricProperties", p.api.cuptiProfilerHostGetMetricProperties(&mp))) {
@@ -435,8 +444,7 @@ struct Sampler {
     }
 
     bool reset_image() {
-        CUpti_PmSampling_CounterDataImage_Initialize_Params ip{
-            CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+        auto ip = PROBE_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
         ip.pPmSamplingObject = object;
         ip.counterDataSize = counter_data.size();
         ip.pCounterData = counter_data.data();
@@ -447,14 +455,14 @@ struct Sampler {
     // image filled up before the buffer was drained.
     void drain(const char* when) {
         for (int round = 0; round < 1000; ++round) {
-            CUpti_PmSampling_DecodeData_Params dp{CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE};
+            auto dp = PROBE_PARAMS(CUpti_PmSampling_DecodeData_Params);
             dp.pPmSamplingObject = object;
             dp.pCounterDataImage = counter_data.data();
             dp.counterDataImageSize = counter_data.size();
             CUptiResult rc = p.api.cuptiPmSamplingDecodeData(&dp);
             p.ok("cuptiPmSamplingDecodeData", rc);
             overflow = overflow || dp.overflow;
-            CUpti_PmSampling_GetCounterDataInfo_Params ip{CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
+            auto ip = PROBE_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
             ip.pCounterDataImage = counter_data.data();
             ip.counterDataImageSize = counter_data.size();
             bool info = p.ok("cuptiPmSamplingGetCounterDataInfo", p.api.cuptiPmSamplingGetCounterDataInfo(&ip));
@@ -475,14 +483,13 @@ struct Sampler {
         for (const auto& m : metrics) names.push_back(m.c_str());
         std::vector<double> values(names.size());
         for (size_t i = 0; i < completed; ++i) {
-            CUpti_PmSampling_CounterData_GetSampleInfo_Params sp{
-                CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
+            auto sp = PROBE_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
             sp.pPmSamplingObject = object;
             sp.pCounterDataImage = counter_data.data();
             sp.counterDataImageSize = counter_data.size();
             sp.sampleIndex = i;
             CUptiResult src = p.api.cuptiPmSamplingCounterDataGetSampleInfo(&sp);
-            CUpti_Profiler_Host_EvaluateToGpuValues_Params ep{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+            auto ep = PROBE_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
             ep.pHostObject = host;
             ep.pCounterDataImage = counter_data.data();
             ep.counterDataImageSize = counter_data.size();
@@ -524,7 +531,9 @@ void mark(Probe& p, uint64_t& cupti, uint64_t& mono, uint64_t& real) {
 void run_phase(Probe& p, Phase& ph, int ms, const std::function<void()>& launch) {
     mark(p, ph.cupti_start, ph.mono_start, ph.real_start);
     auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+    auto elapsed = [&] {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
     if (!launch) {
         usleep(static_cast<useconds_t>(ms) * 1000);
     } else {
@@ -638,16 +647,16 @@ int main(int argc, char** argv) {
         doc.key("grid").i64(blocks * 4).key("block").i64(256).close('}');
     }
 
-    CUpti_Profiler_Initialize_Params pi{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    auto pi = PROBE_PARAMS(CUpti_Profiler_Initialize_Params);
     if (!p.ok("cuptiProfilerInitialize", p.api.cuptiProfilerInitialize(&pi)))
         return finish(o, p, doc, 1, "");
-    CUpti_Device_GetChipName_Params cp{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    auto cp = PROBE_PARAMS(CUpti_Device_GetChipName_Params);
     cp.deviceIndex = 0;
     if (!p.ok("cuptiDeviceGetChipName", p.api.cuptiDeviceGetChipName(&cp))) return finish(o, p, doc, 1, "");
     std::string chip = cp.pChipName ? cp.pChipName : "";
     doc.key("chip").str(chip);
 
-    CUpti_PmSampling_GetCounterAvailability_Params ap{CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE};
+    auto ap = PROBE_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
     ap.deviceIndex = 0;
     std::vector<uint8_t> availability;
     if (p.ok("cuptiPmSamplingGetCounterAvailability", p.api.cuptiPmSamplingGetCounterAvailability(&ap))) {
@@ -664,12 +673,12 @@ int main(int argc, char** argv) {
     Sampler s(p);
     s.host = cfg.host;
     s.metrics = cfg.kept;
-    CUpti_PmSampling_Enable_Params ep{CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
+    auto ep = PROBE_PARAMS(CUpti_PmSampling_Enable_Params);
     ep.deviceIndex = 0;
     if (!p.ok("cuptiPmSamplingEnable", p.api.cuptiPmSamplingEnable(&ep))) return finish(o, p, doc, 1, "");
     s.object = ep.pPmSamplingObject;
 
-    CUpti_PmSampling_SetConfig_Params sp{CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
+    auto sp = PROBE_PARAMS(CUpti_PmSampling_SetConfig_Params);
     sp.pPmSamplingObject = s.object;
     sp.configSize = cfg.config_image.size();
     sp.pConfig = cfg.config_image.data();
@@ -681,7 +690,7 @@ int main(int argc, char** argv) {
     doc.key("hardware_buffer_bytes").u64(o.hw_buffer_bytes).key("max_samples").u64(o.max_samples).close('}');
     bool configured = p.ok("cuptiPmSamplingSetConfig", p.api.cuptiPmSamplingSetConfig(&sp));
 
-    CUpti_PmSampling_GetCounterDataSize_Params dp{CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
+    auto dp = PROBE_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
     std::vector<const char*> names;
     for (const auto& m : cfg.kept) names.push_back(m.c_str());
     dp.pPmSamplingObject = s.object;
@@ -697,7 +706,7 @@ int main(int argc, char** argv) {
     doc.key("counter_data_image_bytes").u64(s.counter_data.size());
 
     std::vector<Phase> phases;
-    CUpti_PmSampling_Start_Params start{CUpti_PmSampling_Start_Params_STRUCT_SIZE};
+    auto start = PROBE_PARAMS(CUpti_PmSampling_Start_Params);
     start.pPmSamplingObject = s.object;
     if (configured && p.ok("cuptiPmSamplingStart", p.api.cuptiPmSamplingStart(&start))) {
         auto tensor = [&] { pm_tensor_kernel<<<blocks, threads>>>(tensor_out, iterations); };
@@ -717,12 +726,12 @@ int main(int argc, char** argv) {
             phases.push_back(ph);
             s.drain(st.name);  // decoding while sampling goes on, as a collector's thread would
         }
-        CUpti_PmSampling_Stop_Params stop{CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
+        auto stop = PROBE_PARAMS(CUpti_PmSampling_Stop_Params);
         stop.pPmSamplingObject = s.object;
         p.ok("cuptiPmSamplingStop", p.api.cuptiPmSamplingStop(&stop));
         s.drain("after stop");
     }
-    CUpti_PmSampling_Disable_Params dis{CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+    auto dis = PROBE_PARAMS(CUpti_PmSampling_Disable_Params);
     dis.pPmSamplingObject = s.object;
     p.ok("cuptiPmSamplingDisable", p.api.cuptiPmSamplingDisable(&dis));
     host_deinit(p, cfg.host);

@@ -187,7 +187,8 @@ def case_budget(_):
         expect(o.get("fake:too-big") == "SKIP(budget)" and v.get("fake:too-big") == "SKIP",
                f"a check that does not fit is SKIP(budget) ({o.get('fake:too-big')})")
         expect(o.get("fake:fits") == "done" and v.get("fake:fits") == "PASS", "a later check that fits still runs")
-        expect(o.get("fake:overrun") == "stopped at the end of the budget" and v.get("fake:overrun:unfinished") == "SKIP",
+        expect(o.get("fake:overrun") == "stopped at the end of the budget"
+               and v.get("fake:overrun:unfinished") == "SKIP",
                f"a check running into the end of the budget is stopped there ({o.get('fake:overrun')})")
         expect(o.get("fake:late") == "SKIP(budget)", f"nothing starts after the budget's end ({o.get('fake:late')})")
         expect(took < 20, f"the run ended within its budget ({took:.1f} s of 20)")
@@ -271,8 +272,6 @@ def case_callsite_report_h100(args):
 def case_probes(args):
     if not args.build:
         raise SystemExit("--build DIR needed")
-    sys.path.insert(0, HERE)
-    import checks  # noqa: E402
     apps = os.path.join(args.build, "tests", "apps")
     probe = os.path.join(apps, "gprof-test-pm-sampling-probe")
     p = subprocess.run([probe, "--host-only", "GH100"], capture_output=True, text=True, timeout=120)
@@ -293,8 +292,8 @@ def case_probes(args):
                f"{os.path.basename(exe)} without a GPU: exit 77, 'no CUDA device' ({p.returncode}: {p.stderr[-200:]})")
 
 
-CASES = {"probes": case_probes, "plan": case_plan, "sigterm": case_sigterm, "sigkill": case_sigkill, "budget": case_budget,
-         "hang": case_hang, "archives": case_archives, "no-gpu": case_no_gpu,
+CASES = {"probes": case_probes, "plan": case_plan, "sigterm": case_sigterm, "sigkill": case_sigkill,
+         "budget": case_budget, "hang": case_hang, "archives": case_archives, "no-gpu": case_no_gpu,
          "callsite-report-h100": case_callsite_report_h100}
 
 
