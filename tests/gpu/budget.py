@@ -296,8 +296,7 @@ class Runner:
         return time.monotonic() - self.started
 
     def say(self, line):
-        if self.stream:
-            print(line, file=self.stream, flush=True)
+        say(self, line)
 
     def write(self):
         self.results["elapsed_s"] = round(self.elapsed(), 1)
@@ -395,6 +394,27 @@ class Runner:
             self.write()
 
 
+def say(holder, line):
+    """Prints a line on holder.stream; a stream that is gone (a closed pipe) is dropped, never the run: the results
+    on disk are what counts."""
+    if holder.stream:
+        try:
+            print(line, file=holder.stream, flush=True)
+        except OSError:
+            stream, holder.stream = holder.stream, None
+            try:  # later writes (and Python's own flush at exit) go nowhere rather than fail
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass
+
+
+CONSOLE = type("Console", (), {"stream": sys.stdout})()  # where the driver's own lines go (ENV, tables)
+
+
+def show(line):
+    say(CONSOLE, line)
+
+
 def summary_text(results):
     """The short text that goes back beside results.json: where, the counts, every failure, what did not run."""
     env = results.get("environment", {})
@@ -411,8 +431,9 @@ def summary_text(results):
         lines.append(f"running when this was written: {results['running']['label']} (since "
                      f"{results['running']['started_s']:g} s)")
     lines += [f"FAIL {i['name']}: {i['figures']}" for i in v if i["status"] == "FAIL"]
-    lines += [f"{c['outcome']} {c['label']} (estimate {c['estimate_s']:g} s)" for c in checks
-              if c["outcome"] not in ("done",)]
+    for outcome in dict.fromkeys(c["outcome"] for c in checks if c["outcome"] != "done"):
+        lines.append(f"{outcome}: " + ", ".join(f"{c['label']} ({c['estimate_s']:g} s)" for c in checks
+                                                if c["outcome"] == outcome))
     traces = results.get("traces", {})
     lines += [f"traces {a['file']}: {', '.join(a['checks'])}" for a in traces.get("archives", [])]
     lines += [f"trace left out: {x}" for x in traces.get("left_out", [])]

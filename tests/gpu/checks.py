@@ -249,7 +249,7 @@ def cupti_subscribe(ctx):
     client = [pack.cupti_client]
     rc, _, out, err = g.timed(client)
     if rc == g.EXIT_NO_DEVICE:
-        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        ctx.skip_rest = g.no_device_reason(err)
         v.add("SKIP", "cupti-subscribe", ctx.skip_rest)
         return
     if rc != 0:
@@ -304,16 +304,23 @@ def check_call_sites(records, app, label, static_cudart):
                     f"frames in CUDA or collector modules={len(cuda_frames)} {sorted(set(cuda_frames))[:3]}")]
 
 
-def check_callsite_report(doc, source_file, label):
-    """cuda_callsite_sum: every site with API calls starts at the program's source (file:line from DWARF), the
-    runtime linked statically or not; figures: the top sites."""
+def check_callsite_report(doc, program, source_file, label):
+    """cuda_callsite_sum: every site with API calls starts in the program (the CUDA, CUPTI and collector frames cut,
+    a static runtime's frames dropped by symbol) and, given source_file, at its source (file:line from DWARF);
+    figures: the top sites."""
     rows = g._rows(doc, "cuda_callsite_sum")
     sites = [r for r in rows if r.get("api_calls")]
-    bad = [r.get("site") for r in sites
-           if not r.get("stack") or not str(r["stack"][0].get("file", "")).endswith(source_file)
-           or not r["stack"][0].get("line")]
+    bad = []
+    for r in sites:
+        first = (r.get("stack") or [{}])[0]
+        in_program = os.path.basename(str(first.get("module", ""))) == program
+        at_source = source_file is None or (str(first.get("file", "")).endswith(source_file) and first.get("line"))
+        cuda = [f for f in r.get("stack", []) if os.path.basename(str(f.get("module", ""))).startswith(CUDA_MODULES)]
+        if not (in_program and at_source) or cuda:
+            bad.append(r.get("site"))
+    where = f"{source_file}:LINE in {program}" if source_file else program
     return [verdict(sites and not bad, f"{label}:report-sites",
-                    f"sites={len(sites)} not at {source_file}:LINE={len(bad)} {bad[:3]}; top="
+                    f"sites={len(sites)} not starting at {where}={len(bad)} {bad[:3]}; top="
                     f"{[(r.get('site'), r.get('api_calls')) for r in sites[:3]]}")]
 
 
@@ -329,7 +336,8 @@ def call_sites(ctx):
         g.add_all(ctx.v, check_call_sites(records, ctx.pack.app(variant), label, variant == "static"))
         try:
             doc = g.report_json(ctx.pack, run_dir, ["cuda_callsite_sum"])
-            g.add_all(ctx.v, check_callsite_report(doc, "known_answer.cu", label))
+            g.add_all(ctx.v, check_callsite_report(doc, os.path.basename(ctx.pack.app(variant)), "known_answer.cu",
+                                                   label))
         except (RuntimeError, ValueError) as e:
             ctx.v.add("FAIL", f"{label}:report", str(e))
 
@@ -458,7 +466,7 @@ def pm_sampling_probe(ctx):
     out_file = os.path.join(ctx.work, "pm-sampling.json")
     rc, _, _, err = g.timed([pack.pm_probe, "--out", out_file], timeout=120)
     if rc == g.EXIT_NO_DEVICE:
-        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        ctx.skip_rest = g.no_device_reason(err)
         v.add("SKIP", "pm-sampling", ctx.skip_rest)
         return
     doc = load_json(out_file, rc, err)
@@ -691,14 +699,20 @@ def selftest(expect, kernels_answer):
     expect(res.get("cs:first-frame-is-the-program") == "FAIL", "call sites: a libcuda frame first fails")
     res = by_name(check_call_sites(records(base + mods + stack + sites[1:]), app, "cs", False))
     expect(res.get("cs:every-call") == "FAIL", "call sites: a call without its call site fails")
-    row = lambda f, line: {"site": f"{os.path.basename(f)}:{line}", "function": "launch", "api_calls": 27,  # noqa
-                           "stack": [{"function": "launch", "file": f, "line": line, "module": app, "python": False}]}
-    doc = lambda rows: {"reports": {"cuda_callsite_sum": {"rows": rows}}}  # noqa: E731
-    expect(passes(check_callsite_report(doc([row("/src/tests/apps/known_answer.cu", 120)]), "known_answer.cu", "r")),
-           "call-site report: sites at the program's source pass")
+    def row(f, line, module=app):
+        return {"site": f"{os.path.basename(f)}:{line}", "function": "launch", "api_calls": 27,
+                "stack": [{"function": "launch", "file": f, "line": line, "module": module, "python": False}]}
+
+    def doc(rows):
+        return {"reports": {"cuda_callsite_sum": {"rows": rows}}}
+    ka = os.path.basename(app)
+    expect(passes(check_callsite_report(doc([row("/src/tests/apps/known_answer.cu", 120)]), ka, "known_answer.cu",
+                                        "r")), "call-site report: sites at the program's source pass")
     expect(not passes(check_callsite_report(doc([row("/src/tests/apps/known_answer.cu", 120),
-                                                 row("cuda_runtime.h", 0)]), "known_answer.cu", "r")),
-           "call-site report: a site in the runtime fails")
+                                                 row("cuda_runtime.h", 0)]), ka, "known_answer.cu", "r")),
+           "call-site report: a site in the runtime's header fails")
+    expect(not passes(check_callsite_report(doc([row("", 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1")]), ka, None,
+                                            "r")), "call-site report: a site in libcuda fails, symbols or not")
 
     # Python frames
     py = [{"k": "header", "pid": 7, "features": 1 << 16},

@@ -57,8 +57,7 @@ class Verdicts:
         assert status in ("PASS", "FAIL", "SKIP")
         self.items.append({"status": status, "name": name, "figures": figures, "data": data or {},
                            "check": check or self.current})
-        if self.stream:
-            print(f"{status} {name}: {figures}", file=self.stream, flush=True)
+        budget.say(self, f"{status} {name}: {figures}")
 
     def summary(self):
         n = {s: sum(1 for i in self.items if i["status"] == s) for s in ("PASS", "FAIL", "SKIP")}
@@ -864,13 +863,19 @@ REPORT_MODES = {"kernels", "memcpy", "memset", "streams", "large", "graph", "ran
 SHARED_MODES = ["kernels", "memcpy", "tiny", "nvtx", "fork"]
 
 
+def no_device_reason(stderr):
+    """The line a program printed when it found no CUDA device (exit 77), as the reason every later check skips."""
+    lines = [l for l in stderr.strip().splitlines() if "no CUDA device" in l]
+    return (lines[-1] if lines else "no CUDA device (exit 77)")[:240]
+
+
 def bare_answer(ctx, app, mode, label):
     """The known answer of `app mode` run bare (it must work on this machine); None after a SKIP or FAIL verdict.
     No CUDA device: ctx.skip_rest is set, so the runner skips every later check."""
     rc, _, out, err = timed([app, mode], env=app_env(ctx.pack))
     bare = parse_answer(out)
     if rc == EXIT_NO_DEVICE:
-        ctx.skip_rest = "no CUDA device: " + err.strip()[:200]
+        ctx.skip_rest = no_device_reason(err)
         ctx.v.add("SKIP", f"{label}:{mode}", ctx.skip_rest)
         return None
     if bare is None or (rc != 0 and mode != "abort"):
@@ -1125,8 +1130,8 @@ def record_overhead(ctx, samples, rounds):
     o["nsys"] = find_nsys()
     o.setdefault("rounds", {}).update({wl: rounds for wl in samples})
     o["table"] = overhead_table(o["samples"], rounds)
-    print("OVERHEAD TABLE" + (" (nsys not found)" if not o["nsys"] else f" (nsys: {o['nsys']})"), flush=True)
-    print(o["table"], flush=True)
+    budget.show("OVERHEAD TABLE" + (" (nsys not found)" if not o["nsys"] else f" (nsys: {o['nsys']})"))
+    budget.show(o["table"])
 
 
 def overhead_cuda(ctx, rounds):
@@ -1468,7 +1473,7 @@ def run_all(args, started):
                "plan": [{"label": c.label, "estimate_s": c.estimate_s, "basis": c.basis} for c in checks]}
     results["environment"] = {} if args.registry else environment_info(pack)
     for k, val in results["environment"].items():
-        print(f"ENV {k}: {val}", flush=True)
+        budget.show(f"ENV {k}: {val}")
     ctx = budget.Context(pack, work, args, v, results, outbox)
     missing = [] if args.registry else pack.missing()
     if missing:
@@ -1481,8 +1486,8 @@ def run_all(args, started):
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
         else:
-            print(f"work directory kept: {work}")
-    print(f"results: {os.path.join(out_dir, budget.RESULTS_FILE)}", flush=True)
+            budget.show(f"work directory kept: {work}")
+    budget.show(f"results: {os.path.join(out_dir, budget.RESULTS_FILE)}")
     return code
 
 

@@ -15,7 +15,8 @@ Cases:
   archives    failed checks' traces: at most 6 archives of at most --archive-bytes, the rest named as left out
   no-gpu      (--build) the real registry against the build tree: the smoke check finds no CUDA device and every later
               check is skipped at once (on a machine with a GPU: the smoke check alone must pass)
-  callsite-report-h100  (--build) check_callsite_report on the stored H100 trace recorded with --backtrace
+  callsite-report-h100  (--build) check_callsite_report on the stored H100 trace recorded with --backtrace (its
+              binary is not here: the sites start in the program, CUPTI's and the driver's frames cut)
   probes      (--build) the PM-sampling probe's host half for GH100 (the H100 and H200 chip, no GPU needed): the
               metrics the check judges by are valid and configured in one pass; without a GPU both probes exit 77
 """
@@ -264,7 +265,9 @@ def case_callsite_report_h100(args):
     p = subprocess.run([os.path.join(args.build, "bin", "gprof-report"), "cuda_callsite_sum", "--format", "json", run],
                        capture_output=True, text=True, timeout=120)
     expect(p.returncode in (0, 2), f"gprof-report cuda_callsite_sum exits 0 ({p.returncode}: {p.stderr[-300:]})")
-    res = checks.check_callsite_report(json.loads(p.stdout), "known_answer.cu", "h100")
+    # The H100 binary is not here, so no file:line: the sites must still start in the program, the CUPTI and driver
+    # frames of this 1.3 trace (innermost libcupti/libcuda) cut by the report.
+    res = checks.check_callsite_report(json.loads(p.stdout), "gprof-test-ka", None, "h100")
     for status, name, figures in res:
         expect(status == "PASS", f"{name} on the real H100 trace: {figures}")
 
