@@ -103,9 +103,10 @@ def check_driver_calls(default, nested, hidden, label):
 def runtime_driver_calls(ctx):
     """cuptiActivityEnableDriverApi on a real driver: the runtime's own driver calls are not recorded by default and
     are all there with --cuda-nested-driver-calls (the reports' side: the smoke test's api:runtime-driver-calls)."""
-    default = g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-default")
-    nested = g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-nested",
-                          nested_driver_calls=True)
+    default = g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-default",
+                           label="driver-calls:default")
+    nested = default and g.known_mode(ctx, "static", "kernels", reports=False, run_name="driver-calls-nested",
+                                      bare=default[0], label="driver-calls:nested", nested_driver_calls=True)
     if default and nested:
         hidden = runtime_driver_call_names(ctx.pack.driver_calls_header)
         g.add_all(ctx.v, check_driver_calls(default[1], nested[1], hidden, "driver-calls"))
@@ -167,8 +168,9 @@ def api_sources(ctx):
     """API calls from CUPTI activity records by default; callbacks and off as the alternatives (issue 17)."""
     runs, answer = {}, None
     for source in ("activity", "callback", "off"):
-        got = g.known_mode(ctx, "static", "kernels", reports=False, run_name=f"api-{source}",
-                           cuda_api=None if source == "activity" else source)
+        got = g.known_mode(ctx, "static", "kernels", reports=False, run_name=f"api-{source}", bare=answer,
+                           label=f"api-source:{source}", cuda_api=None if source == "activity" else source,
+                           expect=(lambda a: dict(a, api=[])) if source == "off" else None)
         if not got:
             return
         answer, runs[source] = got[0], got[1]
@@ -328,7 +330,8 @@ def call_sites(ctx):
     """Call sites taken at the API exit callback and cut by module ranges, with the real driver's frames: the
     known-answer kernels mode under --backtrace, static and shared cudart."""
     for variant in ("static", "shared"):
-        got = g.known_mode(ctx, variant, "kernels", reports=False, run_name=f"call-sites-{variant}", backtrace=True)
+        got = g.known_mode(ctx, variant, "kernels", reports=False, run_name=f"call-sites-{variant}",
+                           label=f"call-sites:{variant}", backtrace=True)
         if not got:
             continue
         _, records, run_dir = got

@@ -889,12 +889,15 @@ def add_all(v, results):
         v.add(status, name, fig)
 
 
-def known_mode(ctx, variant, mode, reports=None, run_name=None, **gprof_options):
+def known_mode(ctx, variant, mode, reports=None, run_name=None, bare=None, label=None, expect=None,
+               **gprof_options):
     """One mode of a known-answer app under gprof-run: the raw records, and (report modes) every report, against the
-    answer the app printed. Returns (answer, records, run_dir), or None when it could not run."""
+    answer the app printed. bare: the answer of a bare run made already (else one is made here); label: the
+    verdicts' prefix (default ka-VARIANT); expect: what a run with these options must hold of the answer (e.g. no API
+    calls under --cuda-api=off). Returns (answer, records, run_dir), or None when it could not run."""
     pack, v = ctx.pack, ctx.v
-    app, label = pack.app(variant), f"ka-{variant}"
-    bare = bare_answer(ctx, app, mode, label)
+    app, label = pack.app(variant), label or f"ka-{variant}"
+    bare = bare or bare_answer(ctx, app, mode, label)
     if bare is None:
         return None
     run_dir = ctx.run_dir(run_name or f"{label}-{mode}")
@@ -906,7 +909,7 @@ def known_mode(ctx, variant, mode, reports=None, run_name=None, **gprof_options)
         if mode != "abort":
             return None
     records, _ = load_run(pack, run_dir)
-    add_all(v, check_known_answer(answer, records, wall, label))
+    add_all(v, check_known_answer(expect(answer) if expect else answer, records, wall, label))
     if reports if reports is not None else mode in REPORT_MODES:
         docs, problems = gather_reports(pack.gprof_report, run_dir, ctx.work)
         for p in problems:
