@@ -177,8 +177,9 @@ class Outbox:
         text = json.dumps(results, indent=1, default=str)
         if len(text) > self.max_bytes:
             text = json.dumps(trimmed(results, self.max_bytes), indent=1, default=str)
-        write_atomically(os.path.join(self.out_dir, RESULTS_FILE), text)
+        # The summary first: a kill between the two leaves results.json behind it, never ahead of it.
         write_atomically(os.path.join(self.out_dir, SUMMARY_FILE), summary)
+        write_atomically(os.path.join(self.out_dir, RESULTS_FILE), text)
 
     def pack(self, label, paths):
         """Every regular file under `paths` into the archives, under `label/`; returns the archive names used.

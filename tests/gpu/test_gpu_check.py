@@ -128,7 +128,9 @@ def case_sigterm(_):
     with tempfile.TemporaryDirectory() as out:
         proc, marker = start_fake("kill", out)
         expect(wait_running(out, "fake:sleeper", proc), "results.json names the check in flight before it ends")
-        time.sleep(0.5)  # the sleeper's child process has started
+        t0 = time.monotonic()
+        while not marker_processes(marker) and time.monotonic() - t0 < 20:
+            time.sleep(0.05)
         expect(bool(marker_processes(marker)), "the check's child process runs")
         proc.send_signal(signal.SIGTERM)
         try:
