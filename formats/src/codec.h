@@ -19,6 +19,7 @@
 #include "gprof/trace/fields.h"
 #include "gprof/trace/header.h"
 #include "gprof/trace/records.h"
+#include "gprof/trace/varint.h"
 
 namespace gprof::trace::codec {
 
@@ -54,47 +55,13 @@ inline uint16_t load_u16(const uint8_t* p) noexcept {
     return v;
 }
 
-inline uint64_t zigzag(int64_t v) noexcept { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-inline int64_t unzigzag(uint64_t v) noexcept { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
-inline uint8_t* put_varint(uint8_t* p, uint64_t v) noexcept {
-    while (v >= 0x80) {
-        *p++ = static_cast<uint8_t>(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = static_cast<uint8_t>(v);
-    return p;
-}
-
-// The LEB128 loop after the first byte; kBounded: check `end` before every byte (fewer than 10 bytes left).
-template <bool kBounded>
-[[gnu::always_inline]] inline const uint8_t* get_varint_bytes(const uint8_t* p, const uint8_t* end, uint64_t& out,
-                                                              bool& ok) noexcept {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (kBounded && p >= end) break;
-        uint8_t b = *p++;
-        v |= static_cast<uint64_t>(b & 0x7F) << shift;
-        if (b < 0x80) {
-            out = v;
-            return p;
-        }
-    }
-    ok = false;
-    out = 0;
-    return end;
-}
-
-// Reads a LEB128 value from [p, end). On overrun or an over-long encoding, sets ok = false and returns end.
-// Inlined, and without a bound check per byte when the longest encoding fits: it runs once per field of every
-// record (a 10^7-record summary: 0.40-0.47 -> 0.34-0.37 s wall with the decoder's field readers inlined too).
+// The field encoding (gprof/trace/varint.h, public: the report's compact streams use it too).
+using varint::unzigzag;
+using varint::zigzag;
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) noexcept { return varint::put(p, v); }
 [[gnu::always_inline]] inline const uint8_t* get_varint(const uint8_t* p, const uint8_t* end, uint64_t& out,
                                                        bool& ok) noexcept {
-    if (p < end && *p < 0x80) {  // the common one-byte case
-        out = *p;
-        return p + 1;
-    }
-    return end - p >= 10 ? get_varint_bytes<false>(p, end, out, ok) : get_varint_bytes<true>(p, end, out, ok);
+    return varint::get(p, end, out, ok);
 }
 
 // Delta state that restarts at every chunk.

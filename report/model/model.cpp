@@ -13,6 +13,7 @@
 #include "gprof/trace/names.h"
 #include "gprof/trace/runtime_driver_calls.h"
 #include "model/identity.h"
+#include "model/ingest.h"
 
 namespace gprof::report {
 
@@ -370,8 +371,7 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
         Record rec;
         uint64_t seen = 0;
         done.trace = r->path();
-        const bool hide_runtime_driver_calls =
-            !filter.nested_driver_calls && !(r->header().features & kFeatureNestedDriverCalls);
+        RecordGate gate(RecordGate::hides_runtime_driver_calls(filter, r->header()), rf.get());
         try {
             while (r->next(rec)) {
                 if (progress && (++seen & 0xFFFFF) == 0) {
@@ -380,18 +380,14 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
                     now.records += seen;
                     progress(now);
                 }
-                if (hide_runtime_driver_calls && rec.kind == RecordKind::ApiCall &&
-                    is_runtime_internal_driver_call(rec.api)) {
-                    ++ctx.hidden_driver_calls;
-                    continue;
-                }
-                if (rf && !rf->keep(rec)) continue;
+                if (!gate.admit(rec)) continue;
                 if (cb.record) cb.record(ctx, rec);
             }
         } catch (const std::exception& e) {
             // The reader promises not to throw on damage; a visitor's own exception ends this trace only.
             if (cb.unreadable) cb.unreadable(r->path(), e.what());
         }
+        ctx.hidden_driver_calls = gate.hidden_driver_calls();
         if (cb.end) cb.end(ctx);
         done.bytes_done += r->stats().file_bytes;
         done.records += seen;
@@ -407,26 +403,17 @@ void stream_run(const std::vector<fs::path>& traces, const Filter& filter, const
 
 namespace {
 
-// Files a record into its per-kind vector: one overload per record kind (trace::visit does not compile without).
+// Files a record where the model keeps its kind: the vectors of GPROF_MODEL_RECORD_VECTORS, and by hand the kinds
+// kept otherwise (trace::visit does not compile without a handler for every kind).
 struct StoreRecord {
     ProcessTrace& p;
     const LoadOptions& options;
     std::map<std::vector<uint64_t>, uint32_t>& legacy_stack_ids;  // Backtrace frame lists interned (<= 1.3)
 
-    void operator()(const Thread& r) { p.threads.push_back(r); }
-    void operator()(const Device& r) { p.devices.push_back(r); }
-    void operator()(const CudaInfo& r) { p.cuda_info.push_back(r); }
-    void operator()(const ApiCall& r) { p.api_calls.push_back(r); }
-    void operator()(const Kernel& r) { p.kernels.push_back(r); }
-    void operator()(const Memcpy& r) { p.memcpys.push_back(r); }
-    void operator()(const Memset& r) { p.memsets.push_back(r); }
-    void operator()(const Sync& r) { p.syncs.push_back(r); }
-    void operator()(const Nvtx& r) { p.nvtx.push_back(r); }
-    void operator()(const Memory& r) { p.memory.push_back(r); }
-    void operator()(const MemoryPool& r) { p.memory_pools.push_back(r); }
-    void operator()(const Overhead& r) { p.overheads.push_back(r); }
-    void operator()(const Dropped& r) { p.dropped.push_back(r); }
-    void operator()(const Capture& r) { p.captures.push_back(r); }
+#define GPROF_MODEL_STORE(Kind, member) \
+    void operator()(const Kind& r) { p.member.push_back(r); }
+    GPROF_MODEL_RECORD_VECTORS(GPROF_MODEL_STORE)
+#undef GPROF_MODEL_STORE
     void operator()(const Backtrace& r) {
         if (!options.keep_backtraces) return;
         BacktraceFrames bt;
@@ -466,12 +453,7 @@ struct StoreRecord {
         bt.py_stack = r.py_stack;
         p.backtraces.push_back(bt);
     }
-    void operator()(const Module& r) { p.modules.push_back(r); }
-    void operator()(const GraphLaunch& r) { p.graph_launches.push_back(r); }
-    void operator()(const ExternalCorrelation& r) { p.external_correlations.push_back(r); }
-    void operator()(const Status& r) { p.statuses.push_back(r); }
     void operator()(const End& r) { p.end = r; }
-    void operator()(const Exec& r) { p.execs.push_back(r); }
     void operator()(const Role& r) { p.role = r; }
 };
 
@@ -498,7 +480,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     cb.record = [&](const StreamContext&, const Record& r) {
         ProcessTrace& p = *cur;
         ++total_before;
-        trace::visit(r, StoreRecord{p, options, legacy_stack_ids});
+        deliver(r, StoreRecord{p, options, legacy_stack_ids});
     };
     cb.end = [&](const StreamContext& ctx) {
         ProcessTrace& p = *cur;

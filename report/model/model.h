@@ -121,34 +121,45 @@ inline constexpr uint32_t kLegacyStackIdBase = 0xFFFFFFFFu;
 // A Python call stack (PyStack record): PyFrame ids, innermost first.
 using PyStackFrames = std::vector<uint32_t>;
 
+// The model's storage of the record kinds (GPROF_TRACE_RECORD_KINDS, gprof/trace/records.h) that it keeps as they
+// come, in file order: X(Kind, member), a std::vector<trace::Kind> member of ProcessTrace each. The loader files a
+// record of these kinds by this list; the other kinds (call stacks, End, Role) have storage of their own below. A
+// kind in neither does not compile (the loader's trace::visit), so a new kind is one line here or one handler there.
+//   execs: its own exec (spawned = 0, last), children it could not trace (spawned = 1)
+#define GPROF_MODEL_RECORD_VECTORS(X)                                                                          \
+    X(Thread, threads)                                                                                         \
+    X(Device, devices)                                                                                         \
+    X(CudaInfo, cuda_info)                                                                                     \
+    X(ApiCall, api_calls)                                                                                      \
+    X(Kernel, kernels)                                                                                         \
+    X(Memcpy, memcpys)                                                                                         \
+    X(Memset, memsets)                                                                                         \
+    X(Sync, syncs)                                                                                             \
+    X(Nvtx, nvtx)                                                                                              \
+    X(Memory, memory)                                                                                          \
+    X(MemoryPool, memory_pools)                                                                                \
+    X(Overhead, overheads)                                                                                     \
+    X(GraphLaunch, graph_launches)                                                                             \
+    X(ExternalCorrelation, external_correlations)                                                              \
+    X(Dropped, dropped)                                                                                        \
+    X(Capture, captures)                                                                                       \
+    X(Status, statuses)                                                                                        \
+    X(Module, modules)                                                                                         \
+    X(Exec, execs)
+
 struct ProcessTrace {
     std::filesystem::path path;
     trace::TraceHeader header;
     std::vector<std::string> strings;  // index = StringId; [0] = ""
 
-    std::vector<trace::Thread> threads;
-    std::vector<trace::Device> devices;
-    std::vector<trace::CudaInfo> cuda_info;
-    std::vector<trace::ApiCall> api_calls;
-    std::vector<trace::Kernel> kernels;
-    std::vector<trace::Memcpy> memcpys;
-    std::vector<trace::Memset> memsets;
-    std::vector<trace::Sync> syncs;
-    std::vector<trace::Nvtx> nvtx;
-    std::vector<trace::Memory> memory;
-    std::vector<trace::MemoryPool> memory_pools;
-    std::vector<trace::Overhead> overheads;
-    std::vector<trace::GraphLaunch> graph_launches;
-    std::vector<trace::ExternalCorrelation> external_correlations;
-    std::vector<trace::Dropped> dropped;
-    std::vector<trace::Capture> captures;
-    std::vector<trace::Status> statuses;
+#define GPROF_MODEL_RECORD_VECTOR(Kind, member) std::vector<trace::Kind> member;
+    GPROF_MODEL_RECORD_VECTORS(GPROF_MODEL_RECORD_VECTOR)
+#undef GPROF_MODEL_RECORD_VECTOR
+    // Call sites (Backtrace before 1.4, CallSite since), and the stacks they name.
     std::vector<BacktraceFrames> backtraces;
     std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;  // Stack records by id (1.4)
     std::unordered_map<uint32_t, trace::PyFrame> py_frames;      // PyFrame records by id (1.4)
     std::unordered_map<uint32_t, PyStackFrames> py_stacks;       // PyStack records by id (1.4)
-    std::vector<trace::Module> modules;
-    std::vector<trace::Exec> execs;  // its own exec (spawned = 0, last), children it could not trace (spawned = 1)
     std::optional<trace::Role> role; // its rank in a distributed job, when its launcher said
     std::optional<trace::End> end;  // absent: the process did not finish normally
 
