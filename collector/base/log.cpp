@@ -1,8 +1,16 @@
 #include "base/log.h"
 
-#include <spdlog/sinks/stdout_sinks.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <spdlog/details/null_mutex.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace gprof::collector::log {
@@ -19,10 +27,56 @@ spdlog::level::level_enum parse_level(std::string_view s) {
     return spdlog::level::warn;
 }
 
+// The program's stderr as it was when the collector started: descriptor 2's file. A program that closes its stderr
+// and opens a file of its own (which gets number 2), or puts its log file there (a daemon), must never find a line
+// of ours in that file: our lines go to descriptor 2 only while it is still that file.
+struct Stderr {
+    std::atomic<bool> known{false};
+    std::atomic<bool> open{false};  // descriptor 2 was open at the start
+    dev_t dev = 0;
+    ino_t ino = 0;
+} g_stderr;
+
+void remember_stderr() {
+    struct stat st {};
+    bool open = ::fstat(2, &st) == 0;
+    g_stderr.dev = st.st_dev;
+    g_stderr.ino = st.st_ino;
+    g_stderr.open.store(open, std::memory_order_relaxed);
+    g_stderr.known.store(true, std::memory_order_release);
+}
+
+bool stderr_unchanged() {
+    if (!g_stderr.known.load(std::memory_order_acquire)) remember_stderr();
+    if (!g_stderr.open.load(std::memory_order_relaxed)) return false;
+    struct stat st {};
+    return ::fstat(2, &st) == 0 && st.st_dev == g_stderr.dev && st.st_ino == g_stderr.ino;
+}
+
+// Each line with one write(2) system call to descriptor 2, never through the program's FILE* stderr (its buffer, its
+// lock, or a stream the program has fclose()d).
+class ProgramStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
+protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        spdlog::memory_buf_t line;
+        formatter_->format(msg, line);
+        if (!stderr_unchanged()) return;  // the line is in the trace's Status records where it matters
+        const char* p = line.data();
+        size_t left = line.size();
+        while (left > 0) {
+            // The system call itself: a write() the program (or another preloaded library) interposes is its own.
+            ssize_t n = ::syscall(SYS_write, 2, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;
+            p += n;
+            left -= static_cast<size_t>(n);
+        }
+    }
+    void flush_() override {}
+};
+
 std::shared_ptr<spdlog::logger> make_logger() {
-    // stderr_sink (unbuffered fwrite to stderr): never stdout, never a file of ours.
-    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-    auto l = std::make_shared<spdlog::logger>("gprof-collector", std::move(sink));
+    auto l = std::make_shared<spdlog::logger>("gprof-collector", std::make_shared<ProgramStderrSink>());
     l->set_pattern("gprof-run: %v");
     l->set_level(spdlog::level::warn);
     l->flush_on(spdlog::level::trace);
@@ -45,6 +99,7 @@ spdlog::logger& logger() noexcept {
 }
 
 void init(std::string_view level) noexcept {
+    remember_stderr();
     try {
         logger().set_level(parse_level(level));
     } catch (...) {

@@ -1,6 +1,9 @@
 // The collector's own messages: stderr only (never the app's stdout), through a private spdlog logger that
 // is not registered in spdlog's global registry, so an app that uses spdlog itself is not affected.
 // Quiet by default (warn); GPROF_LOG_LEVEL changes it. Every call is noexcept: a failing log line is lost.
+// A line is written (one write(2), not through the program's FILE* stderr) only while descriptor 2 is still the file
+// it was when the session started (init): a program that closed its stderr or put a file of its own there never
+// finds a line of ours in that file.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -10,7 +13,8 @@
 
 namespace gprof::collector::log {
 
-// Creates the logger (idempotent). Until then messages at warn and above still reach stderr.
+// Sets the level and remembers descriptor 2's file (at each session start). Until then messages at warn and above
+// still reach stderr, if descriptor 2 is the file it was at the first message.
 void init(std::string_view level) noexcept;
 spdlog::logger& logger() noexcept;
 

@@ -17,4 +17,13 @@ bool attach(GetExportTable get_export_table, bool events = true) noexcept;
 // are already installed record nothing.
 extern std::atomic<bool> g_recording;
 
+// Why recording stopped for good in this process: it began to end. Events that come after are counted per thread
+// (ThreadStream::after_end) and said at the end of the trace, as not recorded rather than dropped.
+enum class Ending : uint8_t { None, Exit, Exec, Signal };
+// Stops the handlers at once: the process began to end by `why`. The last drain then reads only what was there.
+void stop_recording(Ending why) noexcept;
+// The process goes on after all (an exec that failed): recording may start again with its new session.
+void clear_ending() noexcept;
+Ending ending() noexcept;
+
 }  // namespace gprof::collector::nvtx

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "nvtx/handlers.h"
 #include "nvtx/names.h"
 
 namespace gprof::collector::nvtx {
@@ -204,9 +205,54 @@ void Recorder::on_event(ThreadStream* s, StreamState& st, const uint8_t* event, 
     }
 }
 
-void Recorder::drain(tr::TraceWriter& writer, bool final) {
+void Recorder::retire(ThreadStream* s) {
+    uint64_t late = s->after_end.load(std::memory_order_relaxed);
+    retired_after_end_ += late;
+    retired_threads_after_end_ += late > 0;
+    states_.erase(s);
+    free_stream(s);
+}
+
+void Recorder::say_not_recorded_at_end(tr::TraceWriter& writer) {
+    // What the program's threads did after the process began to end: real events, left out so that the end is
+    // bounded (the last drain reads only what was there). Not "dropped": they were never recorded, by design.
+    uint64_t events = retired_after_end_, threads = retired_threads_after_end_;
     for (ThreadStream* s = streams(); s; s = s->next_stream) {
-        if (s->finished) continue;
+        uint64_t n = s->after_end.load(std::memory_order_relaxed);
+        events += n;
+        threads += n > 0;
+    }
+    if (events == 0) return;
+    Ending why = ending();
+    std::string text = std::to_string(events) + " NVTX events from " + std::to_string(threads) +
+                       (threads == 1 ? " thread" : " threads") + " not recorded: they came after the process began to " +
+                       (why == Ending::Exec ? "exec" : why == Ending::Signal ? "end by a signal" : "exit") +
+                       " (counted until the trace ended)";
+    tr::Status st;
+    st.timestamp = clock::now();
+    st.component = tr::Component::Collector;
+    st.level = tr::StatusLevel::Info;
+    st.message = writer.intern(text.data(), text.size());
+    writer.add(st);
+}
+
+void Recorder::drain(tr::TraceWriter& writer, bool final) {
+    ThreadStream* prev = nullptr;  // the last stream kept in the list
+    for (ThreadStream *s = streams(), *next = nullptr; s; s = next) {
+        next = s->next_stream;
+        if (s->finished) {
+            // A thread that has ended and whose events are all written: its stream is freed, so that a program
+            // starting threads for ever (a thread per request) holds no memory per thread it ever had. Only this
+            // thread changes `next_stream` of a published stream; the head is left to the producers' pushes.
+            if (prev) {
+                prev->next_stream = next;
+                retire(s);
+            } else {
+                prev = s;
+            }
+            continue;
+        }
+        prev = s;
         auto [it, inserted] = states_.try_emplace(s);
         StreamState& st = it->second;
         if (inserted) new_threads_.push_back(s->tid);
@@ -283,6 +329,7 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
         open_starts_.clear();
         overflow_ += pending_ends_.size();
         pending_ends_.clear();
+        say_not_recorded_at_end(writer);
     }
     if (overflow_ > 0) {
         tr::Dropped d;

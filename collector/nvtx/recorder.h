@@ -79,6 +79,8 @@ private:
     trace::StringId registered_string(uint32_t id, trace::TraceWriter& writer);
     trace::StringId category_string(uint32_t domain, uint32_t category, trace::TraceWriter& writer);
     bool in_window(trace::Timestamp t) const;
+    void say_not_recorded_at_end(trace::TraceWriter& writer);
+    void retire(ThreadStream* s);  // an ended thread's finished stream: unlinked by the caller, freed here
 
     Options options_;
     std::unordered_map<ThreadStream*, StreamState> states_;
@@ -90,6 +92,8 @@ private:
     uint64_t category_version_ = ~0ull;
     uint64_t overflow_ = 0;      // unmatched pops / ends, open ranges at the end
     uint64_t ranges_written_ = 0;
+    uint64_t retired_after_end_ = 0;  // after_end of the streams freed so far
+    uint64_t retired_threads_after_end_ = 0;
     std::vector<uint64_t> new_threads_;
     std::string scratch_;
     std::vector<NameSlot> name_slots_;

@@ -30,7 +30,9 @@ pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 __attribute__((tls_model("initial-exec"))) thread_local ThreadStream* t_stream = nullptr;
 
 void on_thread_exit(void* p) {
-    // Runs when a thread that used NVTX ends: the writer frees its blocks once it has read them.
+    // Runs when a thread that used NVTX ends: the writer frees its blocks, and then the stream, once it has read
+    // them. An NVTX call later in this thread's end (another key's destructor) starts a stream of its own.
+    t_stream = nullptr;
     static_cast<ThreadStream*>(p)->exited.store(true, std::memory_order_release);
 }
 
@@ -58,6 +60,8 @@ ThreadStream* current_stream() noexcept {
     ThreadStream* s = t_stream;
     return s ? s : attach_thread();
 }
+
+ThreadStream* existing_stream() noexcept { return t_stream; }
 
 ThreadStream* attach_thread() noexcept {
     if (t_stream) return t_stream;
@@ -106,6 +110,11 @@ uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept {
     // is neither).
     if (g_blocks.in_flight() >= kNudgeBytes) nudge_writer();
     return b->data;
+}
+
+void free_stream(ThreadStream* s) noexcept {
+    s->~ThreadStream();
+    std::free(s);
 }
 
 void set_bytes_in_flight_cap(size_t bytes) noexcept { g_blocks.set_cap(bytes); }

@@ -83,10 +83,11 @@ struct ThreadStream {
     uint32_t capture_domain = 0;      // ... and its domain
     // ---- shared ----
     std::atomic<uint64_t> dropped{0};  // events that did not fit under the memory cap
+    std::atomic<uint64_t> after_end{0};  // events that came after the process began to end (handlers.h), not recorded
     std::atomic<bool> exited{false};   // the thread has ended (set by a TLS destructor)
     uint64_t tid = 0;
     uint32_t index = 0;
-    ThreadStream* next_stream = nullptr;  // registry list, immutable once published
+    ThreadStream* next_stream = nullptr;  // registry list: set before publishing; later only the writer unlinks
     // ---- consumer (writer thread) ----
     Block* head = nullptr;
     size_t read = 0;
@@ -97,6 +98,8 @@ struct ThreadStream {
 // The calling thread's stream, created on first use. Null when the collector is inactive or out of memory.
 ThreadStream* current_stream() noexcept;
 ThreadStream* attach_thread() noexcept;
+// The calling thread's stream if it has one (never creates it).
+ThreadStream* existing_stream() noexcept;
 
 // Reserves `bytes` (a multiple of 8) in the thread's stream, or null (counted as dropped).
 uint8_t* reserve_slow(ThreadStream* s, size_t bytes) noexcept;
@@ -131,6 +134,8 @@ void set_bytes_in_flight_cap(size_t bytes) noexcept;
 inline constexpr size_t kNudgeBytes = size_t(2) << 20;
 
 void free_block(Block* b) noexcept;
+// A stream whose thread has ended and whose events are all read (ThreadStream::finished), already out of the list.
+void free_stream(ThreadStream* s) noexcept;
 
 // What the NVTX streams held, for the end-of-run memory line (approximate while threads run).
 BlockPool::Figures stream_memory() noexcept;

@@ -60,6 +60,7 @@ bool Pipeline::start(int fd, const tr::HeaderInfo& header, const Options& option
     options_ = options;
     tr::TraceWriter::Options wo;
     wo.chunk_bytes = options.chunk_bytes;
+    wo.guard = options.guard;
     if (!writer_.open(fd, header, wo)) {
         log::warn("cannot write the trace header (errno {})", writer_.error());
         writer_.close();
@@ -263,8 +264,13 @@ void Pipeline::say_write_error() {
     if (write_error_said_ || !writer_.failed()) return;
     write_error_said_ = true;
     int err = writer_.error();
-    log::warn("cannot write the trace ({}): recording goes on, and what does not fit is counted and said at the end",
-              std::strerror(err));
+    if (writer_.descriptor_lost())
+        log::warn("the program closed or replaced the trace's descriptor and the trace cannot be opened again ({}): "
+                  "what is recorded from now on is counted and said at the end", options_.guard ?
+                  options_.guard->lost_reason() : std::strerror(err));
+    else
+        log::warn("cannot write the trace ({}): recording goes on, and what does not fit is counted and said at the end",
+                  std::strerror(err));
 }
 
 void Pipeline::run_hooks(bool final, bool nudge_round) {
@@ -487,9 +493,8 @@ void Pipeline::abandon_after_fork() noexcept {
     running_.store(false);
     // The mutex may have been held by a thread that does not exist here: never touch it. The std::thread
     // object refers to the parent's thread: detach-by-leak (the whole object is leaked by the caller).
-    // TraceWriter::close() would write the parent's open chunk a second time: close the descriptor only.
-    // TraceWriter has no "forget" call, so its fd is reached through the file table: the session keeps the
-    // descriptor number and closes it (see on_fork_child in session/process_session.cpp).
+    // TraceWriter::close() would write the parent's open chunk a second time: the child's copy of the descriptor is
+    // closed with the collector's other descriptors instead (descriptors::reset_after_fork, session/process_session.cpp).
 }
 
 }  // namespace gprof::collector

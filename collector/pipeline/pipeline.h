@@ -83,6 +83,7 @@ public:
     struct Options {
         uint32_t flush_ms = 100;          // period of the background flush (config clamps it to 10..200)
         size_t chunk_bytes = 256 * 1024;  // TraceWriter chunk payload
+        trace::DescriptorGuard* guard = nullptr;  // the trace file's (process/trace_file.h); null: the fd is ours alone
     };
 
     Pipeline();
@@ -140,8 +141,8 @@ public:
     void flush_from_signal_handler() noexcept;
 
     // In a forked child: this pipeline belongs to the parent (its thread does not exist here, its chunk
-    // holds the parent's records). Closes the descriptor without writing anything; the object becomes inert
-    // and must be leaked or destroyed without further use.
+    // holds the parent's records). Writes nothing; the object becomes inert and must be leaked or destroyed without
+    // further use. (The child's copy of the descriptor is closed with the rest of the collector's: descriptors.h.)
     void abandon_after_fork() noexcept;
 
     // Statistics (approximate while running).

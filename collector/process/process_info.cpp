@@ -1,5 +1,6 @@
 #include "process/process_info.h"
 
+#include "base/descriptors.h"
 #include "gprof/env/variables.h"
 #include "gprof/trace/writer.h"
 
@@ -22,21 +23,32 @@ namespace gprof::collector {
 
 namespace {
 
-std::string read_small_file(const char* path, size_t limit = 1 << 20) {
+}  // namespace
+
+std::string read_small_file(const char* path, size_t limit) {
     std::string out;
     int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return out;
+    // In the table while it is read (base/descriptors.h): the program's close() or dup2() of this number, on another
+    // thread, gets what it would without us, and our read never reads a file of the program's.
+    int slot = descriptors::adopt(fd);
     char buf[4096];
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
+        int now = slot >= 0 ? descriptors::use(slot) : fd;
+        ssize_t n = now >= 0 ? ::read(now, buf, sizeof buf) : -1;
+        int err = errno;
+        if (slot >= 0) descriptors::done(slot);
+        if (n < 0 && err == EINTR) continue;
         if (n <= 0) break;
         out.append(buf, static_cast<size_t>(n));
         if (out.size() >= limit) break;
     }
-    ::close(fd);
+    if (slot >= 0) descriptors::release(slot);
+    else descriptors::close_own(fd);
     return out;
 }
+
+namespace {
 
 std::string read_link(const char* path) {
     char buf[4096];
@@ -137,10 +149,16 @@ std::string ProcessIdentity::exe_basename() const {
 }
 
 int create_trace_file(const std::string& dir, const std::string& base, int64_t pid, std::string& path) {
-    std::string prefix = (dir.empty() ? std::string(".") : dir) + "/" + base + "." + std::to_string(pid);
+    // Absolute: the trace is opened again by this name if the program takes its descriptor, maybe after a chdir.
+    std::string where = dir.empty() ? std::string(".") : dir;
+    if (where[0] != '/') {
+        char cwd[4096];
+        if (::getcwd(cwd, sizeof cwd)) where = std::string(cwd) + "/" + where;
+    }
+    std::string prefix = where + "/" + base + "." + std::to_string(pid);
     for (int n = 0; n < 1000; ++n) {
         path = n == 0 ? prefix + ".gprof" : prefix + "." + std::to_string(n) + ".gprof";
-        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = descriptors::open_high(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW, 0600);
         if (fd >= 0) return fd;
         if (errno != EEXIST) return -1;
     }

@@ -42,10 +42,14 @@ struct ProcessRole {
     static ProcessRole from_environment();
 };
 
-// Creates <dir>/<base>.<pid>.gprof with O_WRONLY|O_CREAT|O_EXCL|O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600.
-// If the name is taken: <base>.<pid>.1.gprof, .2, ... (the .gprof extension stays last: reports look for it).
-// Returns the fd (path in `path`) or -1 with errno set.
+// Creates <dir>/<base>.<pid>.gprof with O_WRONLY|O_CREAT|O_EXCL|O_APPEND|O_NOFOLLOW|O_CLOEXEC, mode 0600, its
+// descriptor placed out of the program's way (base/descriptors.h). If the name is taken: <base>.<pid>.1.gprof, .2,
+// ... (the .gprof extension stays last: reports look for it). Returns the fd (the absolute path in `path`) or -1 with
+// errno set.
 int create_trace_file(const std::string& dir, const std::string& base, int64_t pid, std::string& path);
+
+// A small file read whole (at most `limit` bytes; "" when unreadable), its descriptor in the table of ours while open.
+std::string read_small_file(const char* path, size_t limit = 1 << 20);
 
 // Removes this pid's traces in `dir` that hold only their header: left by this very process before it exec'ed
 // (a forked child starts its trace at once, and an exec ends that image before its first flush). Anything

@@ -11,6 +11,7 @@
 #include "base/reentry.h"
 #include "capture/capture_window.h"
 #include "nvtx/capture.h"
+#include "nvtx/handlers.h"
 #include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
 #include "session/exec_records.h"
@@ -82,7 +83,7 @@ void session_exec_failed(const ExecTicket& ticket, const ProgramImage& image, in
             s.pipeline = nullptr;  // leaked: a late CUPTI buffer may still name it
             s.recorder = nullptr;
             s.process = nullptr;
-            s.fd = -1;
+            s.file = nullptr;
             s.path.clear();
             s.active = false;
             g_pipeline.store(nullptr, std::memory_order_release);
@@ -90,7 +91,10 @@ void session_exec_failed(const ExecTicket& ticket, const ProgramImage& image, in
         if (ticket.action == ExecTicket::Action::HandedOver && old) old->finish();  // its file is already gone
         capture_window().reset_after_fork();
         nvtx::reset_capture_after_fork();
+        nvtx::clear_ending();
         g_shutdown_done.store(false);
+        g_shutdown_finished.store(false);
+        g_end_began_ns.store(0);
         Pipeline* pipeline = nullptr;
         {
             std::lock_guard lock(g_mutex);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -18,9 +19,11 @@
 #include "capture/capture_window.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/descriptors.h"
 #include "session/exec_records.h"
 #include "base/log.h"
 #include "process/process_info.h"
+#include "process/trace_file.h"
 #include "base/reentry.h"
 #include "session/self_report.h"
 #include "session/session_state.h"
@@ -45,6 +48,7 @@ struct ProcessRecorder {
     ModuleScanner modules;
     ThreadNamer threads;
     nvtx::Recorder* nvtx = nullptr;
+    TraceFile* file = nullptr;
     uint64_t ticks = 0;
 
     static void hook(void* ctx, tr::TraceWriter& w, bool final) { static_cast<ProcessRecorder*>(ctx)->run(w, final); }
@@ -56,8 +60,48 @@ struct ProcessRecorder {
             for (uint64_t tid : nvtx->new_threads()) threads.from_comm(w, tid);
             nvtx->clear_new_threads();
         }
-        if (final) threads.scan_all(w);
-        else capture_window().tick(clock::now());  // the delay's and the duration's edges
+        if (final) {
+            threads.scan_all(w);
+            say_descriptors(w);
+            say_end(w);
+        } else {
+            capture_window().tick(clock::now());  // the delay's and the duration's edges
+        }
+    }
+
+    static void add_status(tr::TraceWriter& w, const std::string& text) {
+        tr::Status st;
+        st.timestamp = clock::now();
+        st.component = tr::Component::Collector;
+        st.level = tr::StatusLevel::Info;
+        st.message = w.intern(text.data(), text.size());
+        w.add(st);
+    }
+
+    // What the end cost: the NVTX events that were waiting when it began, and the time to here (their last drain and
+    // encoding; the CUPTI forced flush). Measured figures: docs/performance.md ("Exit").
+    void say_end(tr::TraceWriter& w) {
+        uint64_t began = g_end_began_ns.load(std::memory_order_acquire);
+        uint64_t waiting = g_end_waiting_bytes.load(std::memory_order_relaxed);
+        if (began == 0 || waiting == 0) return;
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "the end: %.1f MiB of NVTX event blocks were waiting for the writer when the process began to "
+                      "end; read and written in %.0f ms",
+                      double(waiting) / double(1 << 20), double(clock::now() - began) / 1e6);
+        add_status(w, text);
+    }
+
+    // What the program did to the collector's descriptors (base/descriptors.h), when it did anything.
+    void say_descriptors(tr::TraceWriter& w) {
+        descriptors::Figures f = descriptors::figures();
+        uint32_t reopened = file ? file->reopened() : 0;
+        if (f.refused + f.moved + f.taken + reopened == 0) return;
+        add_status(w, "the program's calls on the collector's descriptors: " + std::to_string(f.refused) +
+                          " close/dup refused as without gprof-run (EBADF, or the ranges around them closed), " +
+                          std::to_string(f.moved) + " dup2 onto them (ours stepped aside), " +
+                          std::to_string(f.taken) + " numbers given up to the program; the trace opened again " +
+                          std::to_string(reopened) + (reopened == 1 ? " time" : " times"));
     }
 };
 
@@ -70,6 +114,9 @@ std::atomic<Pipeline*> g_pipeline{nullptr};
 std::atomic<bool> g_cuda_attempted{false};
 std::atomic<bool> g_cuda_ok{false};
 std::atomic<bool> g_shutdown_done{false};
+std::atomic<bool> g_shutdown_finished{false};
+std::atomic<uint64_t> g_end_began_ns{0};
+std::atomic<uint64_t> g_end_waiting_bytes{0};
 std::atomic<int64_t> g_session_pid{0};
 thread_local bool t_busy = false;
 
@@ -120,6 +167,7 @@ void read_config_once(State& s) {
         nvtx::set_session_hooks({session_on_new_stream, session_nudge_writer, session_post_thread_name});
         ::pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
         std::atexit(at_exit_handler);
+        std::at_quick_exit(at_exit_handler);  // quick_exit runs no atexit handler, and its _exit is glibc's own
     }
 }
 
@@ -156,17 +204,20 @@ bool open_trace(State& s, int64_t pid) {
     h.run_id = s.config.run_id.c_str();
     s.started_at = h.clock.trace_ns;
 
+    auto* file = new TraceFile();  // leaked with its pipeline (a forked child or a failed exec abandons both)
+    file->adopt(fd, s.path);
     auto* pipeline = new Pipeline();
     Pipeline::Options po;
     po.flush_ms = s.config.flush_ms;
-    s.fd = fd;
-    if (!pipeline->start(fd, h, po)) {
+    po.guard = file;
+    s.file = file;
+    if (!pipeline->start(file->descriptor(), h, po)) {
         // A file that could not even take its header (a full disk) is no result: remove it.
         int err = pipeline->write_error();
         ::unlink(s.path.c_str());
         log::warn("cannot write the trace file {}{}{}; this process is not recorded", s.path, err ? ": " : "",
                   err ? std::strerror(err) : "");
-        s.fd = -1;
+        s.file = nullptr;  // closed by the writer
         stay_inactive(s);
         return false;  // pipeline leaked: it may hold a failed thread object
     }
@@ -182,6 +233,7 @@ void add_recorders(State& s, const CaptureWindow::Options& window) {
     auto* recorder = new nvtx::Recorder(ro);
     auto* process = new ProcessRecorder();
     process->nvtx = recorder;
+    process->file = s.file;
     s.pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder, /*also_on_nudge=*/true);
     s.pipeline->add_periodic_hook(ProcessRecorder::hook, process);
     s.pipeline->add_periodic_hook(self_report_hook, s.pipeline);  // after the NVTX drain: its final figures
@@ -269,10 +321,8 @@ void on_fork_child() {
     // Only this thread exists in the child. The parent's pipeline (its thread is gone, its open chunk holds
     // the parent's records) is abandoned without writing; CUPTI state is unusable here.
     State& s = state();
-    if (s.pipeline) {
-        s.pipeline->abandon_after_fork();
-        if (s.fd >= 0) ::close(s.fd);  // our copy of the descriptor; the parent's stays open
-    }
+    if (s.pipeline) s.pipeline->abandon_after_fork();
+    descriptors::reset_after_fork();  // our copies of the parent's descriptors (the trace); the parent's stay open
     g_pipeline.store(nullptr);
     g_session_pid.store(0);
     signals::reset_after_fork();
@@ -280,7 +330,7 @@ void on_fork_child() {
     s.pipeline = nullptr;  // leaked with its writer: destroying it would write
     s.recorder = nullptr;
     s.process = nullptr;
-    s.fd = -1;
+    s.file = nullptr;
     s.path.clear();
     s.active = false;
     s.inactive = false;
@@ -294,8 +344,11 @@ void on_fork_child() {
     g_cuda_attempted.store(false);
     g_cuda_ok.store(false);
     g_shutdown_done.store(false);
+    g_shutdown_finished.store(false);
+    g_end_began_ns.store(0);
     capture_window().reset_after_fork();
     nvtx::reset_capture_after_fork();
+    nvtx::clear_ending();
     nvtx::reset_after_fork();
     nvtx::names().reset_after_fork();
     g_mutex.unlock();  // taken in on_fork_prepare
@@ -435,9 +488,37 @@ void session_detail::attach_cuda(Pipeline& pipeline) {
         nullptr);
 }
 
+namespace {
+
+thread_local bool t_finishing = false;  // this thread is ending the session
+
+// Another thread is ending the session (exit() on one thread, _exit() or a signal on another): wait for its end, so
+// that this one does not take the process down in the middle of it. Bounded by the end's own watchdogs.
+void wait_for_end() noexcept {
+    if (t_finishing) return;
+    for (int ms = 0; ms < 7000 && !g_shutdown_finished.load(std::memory_order_acquire); ++ms) ::usleep(1000);
+}
+
+}  // namespace
+
 void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(void* ctx, Pipeline& pipeline),
                                     void* ctx) noexcept {
-    if (g_shutdown_done.exchange(true)) return;
+    if (g_shutdown_done.exchange(true)) return wait_for_end();
+    t_finishing = true;
+    struct EndMark {
+        ~EndMark() {
+            t_finishing = false;
+            g_shutdown_finished.store(true, std::memory_order_release);
+        }
+    } end_mark;
+    // The program's other threads run on until the process is gone: what they record from here on is counted, not
+    // recorded, so the last drain ends (it used to chase them for seconds: issue 29).
+    g_end_began_ns.store(clock::now(), std::memory_order_relaxed);
+    g_end_waiting_bytes.store(nvtx::stream_memory().bytes_in_flight, std::memory_order_release);
+    if (g_pipeline.load(std::memory_order_acquire))
+        nvtx::stop_recording(cause == EndCause::Exec     ? nvtx::Ending::Exec
+                             : cause == EndCause::Signal ? nvtx::Ending::Signal
+                                                         : nvtx::Ending::Exit);
     try {
         Pipeline* pipeline = nullptr;
         Config config;

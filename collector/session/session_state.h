@@ -13,6 +13,7 @@
 namespace gprof::collector {
 
 class Pipeline;
+class TraceFile;
 namespace nvtx {
 class Recorder;
 }
@@ -26,7 +27,7 @@ struct State {
     bool config_parsed = false;
     bool active = false;
     bool inactive = false;
-    int fd = -1;
+    TraceFile* file = nullptr;  // the trace's descriptor (leaked with its pipeline)
     std::string path;
     ProcessIdentity identity;
     Pipeline* pipeline = nullptr;
@@ -42,6 +43,10 @@ extern std::atomic<Pipeline*> g_pipeline;
 extern std::atomic<bool> g_cuda_attempted;
 extern std::atomic<bool> g_cuda_ok;
 extern std::atomic<bool> g_shutdown_done;
+extern std::atomic<bool> g_shutdown_finished;  // ... and over: the trace has its end (or was given up)
+// When the end began, and the NVTX event blocks then waiting for the writer (the trace's last lines say the cost).
+extern std::atomic<uint64_t> g_end_began_ns;
+extern std::atomic<uint64_t> g_end_waiting_bytes;
 // The pid whose session is active (0: none). A vfork child runs our exec interposer with its parent's session in
 // shared memory: its own pid differs.
 extern std::atomic<int64_t> g_session_pid;

@@ -1,10 +1,12 @@
 #include "session/signals.h"
 
-#include <poll.h>
+#include <linux/futex.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include <atomic>
 #include <cerrno>
@@ -87,44 +89,53 @@ struct sigaction kernel_action_for(const struct sigaction& program) {
 }
 
 // ---- finishing the trace from a handler: the finisher thread ----
+//
+// The handler and the finisher meet on two futex words, not on descriptors: the collector holds no descriptor a
+// program could close, reuse or find in its way (base/descriptors.h), and a futex wake and wait are as
+// async-signal-safe as a write and a poll.
 
-std::atomic<int> g_request_fd{-1}, g_done_fd{-1};
+std::atomic<uint32_t> g_request{0};  // 1: a handler asked for the end
+std::atomic<uint32_t> g_done{0};     // 1: the finisher has ended the trace
+std::atomic<bool> g_finisher_started{false};
 std::atomic<int> g_ending_signal{0};
 std::atomic<bool> g_end_claimed{false};
 std::atomic<EndBySignal> g_end{nullptr};
 
-void finisher_main(int request_fd, int done_fd) {
-    for (;;) {
-        uint64_t value = 0;
-        ssize_t n = ::read(request_fd, &value, sizeof value);
-        if (n < 0 && errno == EINTR) continue;
-        if (n != static_cast<ssize_t>(sizeof value)) return;
-        int sig = g_ending_signal.load(std::memory_order_acquire);
-        if (EndBySignal end = g_end.load(std::memory_order_acquire); end && sig > 0) end(sig);
-        uint64_t one = 1;
-        while (::write(done_fd, &one, sizeof one) < 0 && errno == EINTR) {}
-    }
+long futex(std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* timeout = nullptr) {
+    static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+    return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value, timeout, nullptr, 0);
+}
+
+void finisher_main() {
+    while (g_request.load(std::memory_order_acquire) == 0) futex(g_request, FUTEX_WAIT, 0);
+    int sig = g_ending_signal.load(std::memory_order_acquire);
+    if (EndBySignal end = g_end.load(std::memory_order_acquire); end && sig > 0) end(sig);
+    g_done.store(1, std::memory_order_release);
+    futex(g_done, FUTEX_WAKE, INT_MAX);
+}
+
+int64_t now_ms() {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);  // async-signal-safe
+    return static_cast<int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
 }
 
 // Async-signal-safe: asks the finisher to finish the trace and waits for it, at most kSignalFinishWaitMs.
 void finish_trace(int sig) {
-    int request = g_request_fd.load(std::memory_order_acquire);
-    int done = g_done_fd.load(std::memory_order_acquire);
-    if (request < 0 || done < 0 || !session_pipeline()) return;
+    if (!g_finisher_started.load(std::memory_order_acquire) || !session_pipeline()) return;
     if (!g_end_claimed.exchange(true, std::memory_order_acq_rel)) {
         g_ending_signal.store(sig, std::memory_order_release);
-        uint64_t one = 1;
-        if (::write(request, &one, sizeof one) != static_cast<ssize_t>(sizeof one)) return;
+        g_request.store(1, std::memory_order_release);
+        futex(g_request, FUTEX_WAKE, 1);
     }
     // Another thread's signal may already have asked: wait for the same end.
-    pollfd p{done, POLLIN, 0};
-    int left = kSignalFinishWaitMs;
-    while (left > 0) {
-        int r = ::poll(&p, 1, left > 100 ? 100 : left);
-        if (r > 0) return;
-        if (r < 0 && errno != EINTR) break;
-        left -= 100;
+    int64_t deadline = now_ms() + kSignalFinishWaitMs;
+    for (int64_t left = kSignalFinishWaitMs; left > 0; left = deadline - now_ms()) {
+        if (g_done.load(std::memory_order_acquire)) return;
+        timespec wait{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1000000};
+        futex(g_done, FUTEX_WAIT, 0, &wait);
     }
+    if (g_done.load(std::memory_order_acquire)) return;
     // The finisher did not make it (a lock held by the interrupted thread?): keep at least the encoded records.
     if (Pipeline* pipeline = session_pipeline()) pipeline->flush_from_signal_handler();
 }
@@ -226,34 +237,22 @@ void set_interposed(bool interposed) noexcept { g_interposed.store(interposed, s
 void install(EndBySignal end) noexcept {
     g_end.store(end, std::memory_order_release);
     install_fatal();
-    if (g_request_fd.load() < 0) {
-        int request = ::eventfd(0, EFD_CLOEXEC);
-        int done = ::eventfd(0, EFD_CLOEXEC);
-        bool started = false;
-        if (request >= 0 && done >= 0) {
-            try {
-                BlockTermination blocked;  // the finisher never runs a handler of ours
-                std::thread(finisher_main, request, done).detach();
-                started = true;
-            } catch (...) {
-            }
-        }
-        if (started) {
-            g_request_fd.store(request, std::memory_order_release);
-            g_done_fd.store(done, std::memory_order_release);
-        } else {
-            if (request >= 0) ::close(request);
-            if (done >= 0) ::close(done);
+    if (!g_finisher_started.load(std::memory_order_acquire)) {
+        try {
+            BlockTermination blocked;  // the finisher never runs a handler of ours
+            std::thread(finisher_main).detach();
+            g_finisher_started.store(true, std::memory_order_release);
+        } catch (...) {
         }
     }
     if (g_interposed.load(std::memory_order_acquire)) take_termination_signals();
 }
 
 void reset_after_fork() noexcept {
-    // The finisher thread stayed in the parent; our copies of its descriptors are of no use here.
-    int request = g_request_fd.exchange(-1), done = g_done_fd.exchange(-1);
-    if (request >= 0) ::close(request);
-    if (done >= 0) ::close(done);
+    // The finisher thread stayed in the parent: the child's session starts its own.
+    g_finisher_started.store(false);
+    g_request.store(0);
+    g_done.store(0);
     g_end_claimed.store(false);
     g_ending_signal.store(0);
     g_in_fatal.store(false);

@@ -9,9 +9,9 @@
 // the session's finisher thread, which finishes the trace as at exit (CUPTI's forced flush, the last NVTX drain,
 // End with End.signal), and waits for it at most kSignalFinishWait; then it restores the default action and sends
 // the signal again, so the process dies of it (status 128+N) exactly as it would have. A signal handler may not
-// lock or allocate: the handler only writes to an eventfd and polls another (both async-signal-safe); the finisher,
-// an ordinary thread, does the work. Our own threads block these signals, so a signal sent to the process always
-// runs the handler on a thread of the program.
+// lock or allocate: the handler only wakes and waits on futex words (async-signal-safe, and no descriptor for the
+// program to close); the finisher, an ordinary thread, does the work. Our own threads block these signals, so a
+// signal sent to the process always runs the handler on a thread of the program.
 //
 // The program's own handlers are chained, never replaced: with the collector LD_PRELOADed, sigaction() and signal()
 // are interposed (inject/src/signal_interpose.cpp). For a termination signal the program's disposition is kept

@@ -210,6 +210,24 @@ private:
     size_t arena_capacity_ = 0;
 };
 
+// The descriptor for one file operation: the guard's (checked, maybe opened again) or the writer's own. A guard
+// that has none to give is a write error, noted once as the descriptor taken by the program.
+struct TraceWriter::FileUse {
+    explicit FileUse(TraceWriter& w) noexcept : guard(w.options_.guard), fd(guard ? guard->acquire() : w.fd_) {
+        if (fd < 0 && guard && w.error_ == 0) {
+            w.error_ = errno ? errno : EBADF;
+            w.descriptor_lost_ = true;
+        }
+    }
+    ~FileUse() {
+        if (guard) guard->release();
+    }
+    FileUse(const FileUse&) = delete;
+    FileUse& operator=(const FileUse&) = delete;
+    DescriptorGuard* guard;
+    int fd;
+};
+
 TraceWriter::TraceWriter() = default;
 
 TraceWriter::~TraceWriter() {
@@ -235,7 +253,10 @@ bool TraceWriter::open(int fd, const HeaderInfo& h, const Options& options) {
 
     uint8_t preamble[kPreambleBytes];
     store_preamble(preamble, Preamble{kFormatMajor, kFormatMinor, h.features});
-    if (!write_all(fd_, preamble, sizeof preamble, error_)) return false;
+    {
+        FileUse file(*this);
+        if (file.fd < 0 || !write_all(file.fd, preamble, sizeof preamble, error_)) return false;
+    }
     bytes_written_ += sizeof preamble;
 
     // The header record: strings inline (the interner is for repeated names).
@@ -377,17 +398,18 @@ bool within_file_size_limit(uint64_t size) noexcept {
 
 }  // namespace
 
-bool TraceWriter::make_room(size_t bytes) {
+
+bool TraceWriter::make_room(int fd, size_t bytes) {
     uint64_t want = bytes_written_ + bytes + kTailReserveBytes;
     if (!can_preallocate_ || want <= allocated_to_) return true;
     // fallocate, not posix_fallocate: the glibc fallback would write zeros into a file opened O_APPEND.
-    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
+    if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
                     static_cast<off_t>(want - bytes_written_)) == 0) {
         allocated_to_ = want;
         return true;
     }
     int err = errno;
-    if (err == EINTR) return make_room(bytes);
+    if (err == EINTR) return make_room(fd, bytes);
     if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
         if (error_ == 0) error_ = err;  // the chunk does not fit beside the reserve: not written, counted
         return false;
@@ -403,10 +425,12 @@ bool TraceWriter::write_chunk(const uint8_t* data, size_t size, bool final) {
         if (error_ == 0) error_ = EFBIG;
         return false;
     }
-    if (!final && !make_room(size)) return false;
+    FileUse file(*this);
+    if (file.fd < 0) return false;  // the program took the descriptor and the trace could not be opened again
+    if (!final && !make_room(file.fd, size)) return false;
     size_t done = 0;
     while (done < size) {
-        ssize_t n = ::write(fd_, data + done, size - done);
+        ssize_t n = ::write(file.fd, data + done, size - done);
         if (n > 0) {
             done += static_cast<size_t>(n);
             continue;
@@ -414,7 +438,7 @@ bool TraceWriter::write_chunk(const uint8_t* data, size_t size, bool final) {
         if (n < 0 && errno == EINTR) continue;
         if (error_ == 0) error_ = n < 0 ? errno : EIO;
         // A chunk written in part would make every later chunk unreachable for the reader: cut it off.
-        if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(bytes_written_)) != 0) {
+        if (done > 0 && ::ftruncate(file.fd, static_cast<off_t>(bytes_written_)) != 0) {
             bytes_written_ += done;  // could not cut: the reader will skip the torn tail with a warning
             can_preallocate_ = false;
         }
@@ -482,7 +506,12 @@ void TraceWriter::add_end_records(Timestamp timestamp, uint32_t ended_by_signal)
     if (records_lost_ > 0) {
         // One line for the reports: what failed and what it cost. Never allocates more than this once.
         bool full = error_ == ENOSPC || error_ == EDQUOT;
-        std::string text = (full ? std::string(error_ == EDQUOT ? "disk quota exceeded" : "disk full") : "write error") +
+        std::string cause = full ? std::string(error_ == EDQUOT ? "disk quota exceeded" : "disk full") : "write error";
+        if (descriptor_lost_)
+            cause = std::string("the program closed or replaced the trace's descriptor and the trace could not be opened "
+                                "again") + (options_.guard && *options_.guard->lost_reason() ? " (" +
+                                std::string(options_.guard->lost_reason()) + ")" : std::string());
+        std::string text = cause +
                            ": " + std::to_string(records_lost_) + " records could not be written to this trace (" +
                            (bytes_lost_ ? std::to_string(bytes_lost_) + " bytes; " : std::string()) +
                            std::strerror(error_ ? error_ : EIO) + ")";
@@ -511,8 +540,12 @@ bool TraceWriter::finish(Timestamp timestamp, uint32_t ended_by_signal) {
     const uint64_t lost_bytes = bytes_lost_;
     add_end_records(timestamp, ended_by_signal);
     bool ok = write_open_chunk(true);
+    auto cut_to = [this](uint64_t offset) {
+        FileUse file(*this);
+        return file.fd >= 0 && ::ftruncate(file.fd, static_cast<off_t>(offset)) == 0;
+    };
     if (!ok && (error_ == ENOSPC || error_ == EDQUOT) && !can_preallocate_ && last_chunk_records_ > 0 &&
-        last_chunk_offset_ > 0 && ::ftruncate(fd_, static_cast<off_t>(last_chunk_offset_)) == 0) {
+        last_chunk_offset_ > 0 && cut_to(last_chunk_offset_)) {
         // No reserve on this filesystem: give up the last data chunk so that the End, and the count of what was
         // lost (that chunk included), fit where it was.
         records_lost_ = lost + last_chunk_records_;
@@ -536,10 +569,14 @@ void TraceWriter::close() {
     if (fd_ < 0) return;
     if (count_ > 0) write_open_chunk(false);
     // Give back what was allocated beyond the end for the reserve.
-    if (allocated_to_ > bytes_written_)
-        ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
-                    static_cast<off_t>(allocated_to_ - bytes_written_));
-    ::close(fd_);
+    if (allocated_to_ > bytes_written_) {
+        FileUse file(*this);
+        if (file.fd >= 0)
+            ::fallocate(file.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(bytes_written_),
+                        static_cast<off_t>(allocated_to_ - bytes_written_));
+    }
+    if (options_.guard) options_.guard->close();
+    else ::close(fd_);
     fd_ = -1;
 }
 
@@ -557,9 +594,12 @@ void TraceWriter::flush_from_signal_handler() noexcept {
     // One write(2): an atomic append on O_APPEND. If the disk takes only part of it, cut the part off again
     // (ftruncate is async-signal-safe); the file then ends with its last whole chunk.
     if (!within_file_size_limit(bytes_written_ + kChunkHeaderBytes + bytes)) return;  // SIGXFSZ would follow
-    if (!write_all(fd_, buffer_, kChunkHeaderBytes + bytes, err)) {
-        [[maybe_unused]] int cut = ::ftruncate(fd_, static_cast<off_t>(bytes_written_));
+    DescriptorGuard* guard = options_.guard;  // no FileUse: it would note an error, and this runs in a handler
+    int fd = guard ? guard->acquire() : fd_;
+    if (fd >= 0 && !write_all(fd, buffer_, kChunkHeaderBytes + bytes, err)) {
+        [[maybe_unused]] int cut = ::ftruncate(fd, static_cast<off_t>(bytes_written_));
     }
+    if (guard) guard->release();
 }
 
 bool TraceWriter::holds_only_header(int fd, int64_t pid) {

@@ -31,10 +31,12 @@ TEST_CASE("exports only the injection entry points and needs nothing of CUDA") {
     std::string syms = command_output("nm -D --defined-only '" + lib + "' | awk '{print $3}'");
     // The entry points, and what is interposed under LD_PRELOAD: _exit/_Exit (the trace of os._exit workers), the
     // exec family and posix_spawn (the trace ends or is handed over before an exec; untraceable children are
-    // named), sigaction/signal (the program's handlers of termination signals are chained), cuptiSubscribe and
+    // named), sigaction/signal (the program's handlers of termination signals are chained), close, close_range,
+    // closefrom, dup, dup2, dup3 (the collector's descriptors stay out of the program's way), cuptiSubscribe and
     // cuptiSubscribe_v2 (another CUPTI client refused because of us is named).
     CHECK(syms ==
-          "InitializeInjection\nInitializeInjectionNvtx2\n_Exit\n_exit\ncuptiSubscribe\ncuptiSubscribe_v2\nexecl\n"
+          "InitializeInjection\nInitializeInjectionNvtx2\n_Exit\n_exit\nclose\nclose_range\nclosefrom\n"
+          "cuptiSubscribe\ncuptiSubscribe_v2\ndup\ndup2\ndup3\nexecl\n"
           "execle\nexeclp\nexecv\nexecve\nexecveat\nexecvp\nexecvpe\nfexecve\nposix_spawn\nposix_spawnp\n"
           "sigaction\nsignal\n");
     std::string needed = command_output("readelf -d '" + lib + "' | grep NEEDED");

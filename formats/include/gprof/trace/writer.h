@@ -29,10 +29,29 @@ namespace gprof::trace {
 
 class StringInterner;
 
+// The descriptor of a TraceWriter, when something else may close or replace it under the writer: inside a profiled
+// program, the program itself (collector/process/trace_file.h checks the file's identity and opens it again). Both
+// calls are async-signal-safe: the writer's signal-handler flush uses them too.
+class DescriptorGuard {
+public:
+    // The descriptor to use for one write, checked to still be the trace (or opened again): -1 with errno if none.
+    virtual int acquire() noexcept = 0;
+    virtual void release() noexcept = 0;  // the write is over
+    virtual void close() noexcept = 0;    // the writer is done with the file
+    // Why acquire() failed, for the trace's last status line ("" when it never did).
+    virtual const char* lost_reason() const noexcept { return ""; }
+
+protected:
+    ~DescriptorGuard() = default;
+};
+
 class TraceWriter {
 public:
     struct Options {
         size_t chunk_bytes = 256 * 1024;  // payload capacity of one chunk
+        // Null: the descriptor given to open() is the writer's alone. Else every write, truncation and allocation
+        // goes through the guard (which owns the descriptor; the one given to open() is ignored).
+        DescriptorGuard* guard = nullptr;
     };
 
     TraceWriter();
@@ -80,6 +99,7 @@ public:
     bool is_open() const { return fd_ >= 0; }
     bool failed() const { return error_ != 0; }
     int error() const { return error_; }  // the first write error (ENOSPC, EDQUOT, EFBIG, EIO, ...), 0 when none
+    bool descriptor_lost() const { return descriptor_lost_; }  // ... was the guard's: it had no descriptor to give
     uint64_t records_written() const { return records_written_; }  // excludes Header/String/End
     uint64_t records_lost() const { return records_lost_; }        // to write errors
     uint64_t bytes_lost() const { return bytes_lost_; }            // encoded bytes of the chunks those were in
@@ -87,20 +107,22 @@ public:
     uint64_t bytes_written() const { return bytes_written_; }
 
 private:
+    struct FileUse;  // the descriptor for one operation (the guard's, or fd_)
     template <RecordStruct R> void add_record(const R& r);  // defined for every kind in writer.cpp
     void begin_chunk();
     // Seals the open chunk (header and CRC) and writes it; `final`: finish()'s chunk, which may use the tail
     // reserve. False (records counted as lost by the caller) when it did not fit or the write failed.
     bool write_open_chunk(bool final);
     bool write_chunk(const uint8_t* data, size_t size, bool final);
-    bool make_room(size_t bytes);   // allocates [size, size + bytes + tail reserve) beyond the end of the file
+    bool make_room(int fd, size_t bytes);  // allocates [size, size + bytes + tail reserve) beyond the end of the file
     bool reserve(size_t bytes);
     void add_end_records(Timestamp timestamp, uint32_t ended_by_signal);
     void define_string(StringId id, const char* s, size_t len);  // a String record into the open chunk
     void define_lost_strings();
 
-    int fd_ = -1;
+    int fd_ = -1;  // >= 0 while open (with a guard: the guard's descriptor at open, which may change since)
     int error_ = 0;
+    bool descriptor_lost_ = false;  // error_ is the guard's: the program took the descriptor
     Options options_;
     uint8_t* buffer_ = nullptr;   // chunk header + payload
     size_t capacity_ = 0;         // payload capacity
