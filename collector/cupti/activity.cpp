@@ -105,6 +105,22 @@ const std::vector<CUpti_CallbackId>& runtime_internal_driver_calls() {
     return cbids;
 }
 
+const std::vector<ApiCallId>& noisy_api_calls() {
+    static const std::vector<ApiCallId> calls = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute},
+    };
+    return calls;
+}
+
+bool is_noisy_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    for (const ApiCallId& c : noisy_api_calls())
+        if (c.domain == domain && c.cbid == cbid) return true;
+    return false;
+}
+
 ActivityConsumer activity_consumer(Translator& translator) {
     ActivityConsumer c;
     c.consume = [](void* ctx, const uint8_t* buffer, size_t valid, trace::TraceWriter& w) -> size_t {
@@ -218,21 +234,31 @@ bool Session::enable_kinds(bool report, CUptiResult& first_failure) {
 }
 
 void Session::apply_api_filters() {
-    // Must follow every enabling of RUNTIME/DRIVER, which resets these per-call settings.
+    // Must follow every enabling of RUNTIME/DRIVER, which resets these per-call settings. Only ids the loaded CUPTI
+    // knows; where it lacks the function (12.4) the translator drops the same calls (filter_in_translator).
     const CuptiApi& api = *api_;
-    if (options_.filter_noisy_apis) {
-        // Called by libraries thousands of times per step and useless in a profile (kineto drops the same ones).
-        if (api.ActivityEnableRuntimeApi)
-            api.ActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);
-        if (api.ActivityEnableDriverApi) {
-            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
-            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
-            api.ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
-        }
-    }
-    if (!options_.nested_driver_calls && api.ActivityEnableDriverApi) {
-        for (CUpti_CallbackId cbid : runtime_internal_driver_calls()) api.ActivityEnableDriverApi(cbid, 0);
-    }
+    auto off = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+        if (!api.knows_cbid(domain, cbid)) return;
+        auto filter = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? api.ActivityEnableRuntimeApi : api.ActivityEnableDriverApi;
+        if (filter) filter(cbid, 0);
+    };
+    if (options_.filter_noisy_apis)
+        for (const ApiCallId& c : noisy_api_calls()) off(c.domain, c.cbid);
+    if (!options_.nested_driver_calls)
+        for (CUpti_CallbackId cbid : runtime_internal_driver_calls()) off(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
+void Session::filter_in_translator() {
+    const CuptiApi& api = *api_;
+    if (options_.api_records != ApiRecords::Activity) return;  // callbacks are switched off per id instead
+    auto drop = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+        auto filter = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? api.ActivityEnableRuntimeApi : api.ActivityEnableDriverApi;
+        if (!filter) translator_.drop_api_call(domain, cbid);
+    };
+    if (options_.filter_noisy_apis)
+        for (const ApiCallId& c : noisy_api_calls()) drop(c.domain, c.cbid);
+    if (!options_.nested_driver_calls)
+        for (CUpti_CallbackId cbid : runtime_internal_driver_calls()) drop(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
 void Session::disable_kinds() {

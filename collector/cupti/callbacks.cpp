@@ -124,14 +124,14 @@ void Session::start_api_records(Pipeline& pipeline) {
         if (options_.backtrace_depth == 0) {
             // With call sites the callbacks must still reach on_call_site (its runtime depth counts every runtime
             // call); the filter is then applied in on_callback.
-            for (CUpti_CallbackId cbid : runtime_internal_driver_calls())
-                if (!options_.nested_driver_calls) api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-            if (options_.filter_noisy_apis) {
-                api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
-                for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
-                                              CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute})
-                    api.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-            }
+            // Only ids the loaded CUPTI knows (a 12.4 CUPTI has 754 driver ids, not the 807 of our headers).
+            auto off = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+                if (api.knows_cbid(domain, cbid)) api.EnableCallback(0, subscriber_, domain, cbid);
+            };
+            if (!options_.nested_driver_calls)
+                for (CUpti_CallbackId cbid : runtime_internal_driver_calls()) off(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+            if (options_.filter_noisy_apis)
+                for (const ApiCallId& c : noisy_api_calls()) off(c.domain, c.cbid);
         }
         pipeline.add_periodic_hook(drain_api_hook, this, /*also_on_nudge=*/true);
         if (ok) status(StatusLevel::Info, 0, "CUDA API calls recorded from CUPTI callbacks (GPROF_CUDA_API=callback)");
@@ -191,12 +191,9 @@ void Session::profiler_stop() {
 
 bool Session::api_callback_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const {
     // Only needed where the callbacks could not be switched off per id (with backtraces every call calls back).
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-        return !(options_.filter_noisy_apis && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
-    if (!options_.nested_driver_calls && trace::is_runtime_internal_driver_cbid(cbid)) return false;
-    return !(options_.filter_noisy_apis &&
-             (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent || cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState ||
-              cbid == CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute));
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !options_.nested_driver_calls && trace::is_runtime_internal_driver_cbid(cbid))
+        return false;
+    return !(options_.filter_noisy_apis && is_noisy_api_call(domain, cbid));
 }
 
 void Session::on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -237,9 +234,12 @@ void Session::enable_call_site_callbacks() {
         if (every_category) {
             rc = api.EnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
         } else {
+            // Every id the loaded CUPTI knows (its own count: 754 in 12.4, 807 in 13.0), not our headers' count.
             for (uint32_t cbid = 1; cbid < CallCategories::kMaxCbid && rc == CUPTI_SUCCESS; ++cbid) {
+                if (!api.knows_cbid(CUPTI_CB_DOMAIN_DRIVER_API, cbid) ||
+                    (api.driver_cbids == 0 && cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE))
+                    break;
                 if (!spec.on[static_cast<int>(categories_.of(CUPTI_CB_DOMAIN_DRIVER_API, cbid))]) continue;
-                if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) break;  // ids our headers do not know: not asked for
                 rc = api.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
             }
         }

@@ -2,51 +2,18 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
-
-#include "gprof/env/variables.h"
 
 namespace gprof::collector::cupti {
 namespace {
-
-struct Candidate {
-    std::string path;
-    const char* found_by;
-};
-
-std::string dir_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
 
 // The path the dynamic loader actually used for a handle (dlopen("libcupti.so.13") gives no path otherwise).
 std::string real_path_of(void* handle, const std::string& fallback) {
     struct link_map* map = nullptr;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0]) return map->l_name;
     return fallback;
-}
-
-// Directories of libcudart copies already mapped into the process: a pip-installed CUDA keeps libcupti next
-// to (or beside the package of) its libcudart, and that is the copy matching the app's CUDA.
-std::vector<std::string> loaded_cudart_dirs() {
-    std::vector<std::string> dirs;
-    dl_iterate_phdr(
-        [](struct dl_phdr_info* info, size_t, void* data) -> int {
-            auto* out = static_cast<std::vector<std::string>*>(data);
-            if (info->dlpi_name && std::strstr(info->dlpi_name, "/libcudart.so")) {
-                std::string dir = dir_of(info->dlpi_name);
-                if (!dir.empty()) out->push_back(dir);
-            }
-            return 0;
-        },
-        &dirs);
-    return dirs;
 }
 
 template <class F>
@@ -65,22 +32,61 @@ void resolve_optional(void* handle, const char* name, F& slot) {
     slot = reinterpret_cast<F>(dlsym(handle, name));
 }
 
-}  // namespace
+// The activity kinds the translator reads (cupti/translate.cpp).
+constexpr CUpti_ActivityKind kTranslatedKinds[] = {
+    CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_DRIVER,       CUPTI_ACTIVITY_KIND_KERNEL,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,     CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_MEMORY_POOL,     CUPTI_ACTIVITY_KIND_OVERHEAD,     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_GRAPH_TRACE,     CUPTI_ACTIVITY_KIND_DEVICE,
+};
 
-LoadOptions load_options_from_environment() {
-    LoadOptions o;
-    if (const char* p = std::getenv(env::kCuptiLib); p && *p) o.explicit_path = p;
-    if (const char* p = std::getenv("CUDA_HOME"); p && *p) o.cuda_home = p;
-    if (const char* p = std::getenv(env::kPythonSitePackages); p && *p) {
-        std::string list = p;
-        for (size_t start = 0; start <= list.size();) {
-            size_t end = std::min(list.find(':', start), list.size());
-            if (end > start) o.python_site_packages.push_back(list.substr(start, end - start));
-            start = end + 1;
+// Asks the library how far it steps over a record of each kind: a buffer holding one record of the kind at offset 0
+// and, at every 8-byte boundary after it, the start of a RUNTIME record; the second record cuptiActivityGetNextRecord
+// returns begins where the library thinks the first one ends. Works without a driver (it only reads the buffer);
+// measured so on the real 12.4, 12.9 and 13.0 libraries (tests/collector/test_cupti12_real.cpp).
+RecordSizes probe_record_sizes(CUptiResult (*next)(uint8_t*, size_t, CUpti_Activity**)) {
+    RecordSizes sizes;
+    constexpr size_t kBytes = 2048;  // several times the largest record of the 13.x headers
+    alignas(8) uint8_t buffer[kBytes];
+    for (CUpti_ActivityKind kind : kTranslatedKinds) {
+        std::memset(buffer, 0, sizeof buffer);
+        for (size_t at = 8; at + sizeof(uint32_t) <= kBytes; at += 8) {
+            uint32_t filler = CUPTI_ACTIVITY_KIND_RUNTIME;
+            std::memcpy(buffer + at, &filler, sizeof filler);
         }
+        uint32_t first = kind;
+        std::memcpy(buffer, &first, sizeof first);
+        CUpti_Activity* record = nullptr;
+        if (next(buffer, kBytes, &record) != CUPTI_SUCCESS || reinterpret_cast<uint8_t*>(record) != buffer) continue;
+        if (next(buffer, kBytes, &record) != CUPTI_SUCCESS) continue;
+        auto stride = static_cast<size_t>(reinterpret_cast<uint8_t*>(record) - buffer);
+        if (stride >= sizeof(CUpti_Activity) && stride % 8 == 0 && stride < kBytes / 2 && kind < RecordSizes::kKinds)
+            sizes.by_kind[kind] = static_cast<uint16_t>(stride);
     }
-    return o;
+    return sizes;
 }
+
+// The number of callback ids the library names in `domain`: it names every id below its count and refuses the rest
+// (CUPTI_ERROR_INVALID_PARAMETER), so the count is found by bisection. 0 when even id 1 has no name.
+uint32_t count_callback_ids(CUptiResult (*name_of)(CUpti_CallbackDomain, uint32_t, const char**),
+                            CUpti_CallbackDomain domain) {
+    auto named = [&](uint32_t cbid) {
+        const char* name = nullptr;
+        return name_of(domain, cbid, &name) == CUPTI_SUCCESS && name != nullptr;
+    };
+    constexpr uint32_t kLimit = 1u << 16;  // the translator's bound on ids
+    if (!named(1)) return 0;
+    if (named(kLimit - 1)) return 0;  // no end in sight: not a count this code understands
+    uint32_t lo = 1, hi = kLimit - 1;  // named(lo), !named(hi)
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        (named(mid) ? lo : hi) = mid;
+    }
+    return hi;
+}
+
+}  // namespace
 
 LoadResult load_cupti_file(const std::string& path, const char* found_by) {
     LoadResult result;
@@ -121,96 +127,42 @@ LoadResult load_cupti_file(const std::string& path, const char* found_by) {
     api->handle = handle;
     api->path = real_path_of(handle, path);
     api->found_by = found_by;
-    if (!missing.empty()) {
-        result.reason = api->path + " is not a usable CUPTI (missing " + missing + ")";
+    auto refuse = [&](std::string why) {
+        result.reason = std::move(why);
         delete api;
         dlclose(handle);
         return result;
-    }
+    };
+    if (!missing.empty()) return refuse(api->path + " is not a usable CUPTI (missing " + missing + ")");
     uint32_t version = 0;
-    if (api->GetVersion(&version) != CUPTI_SUCCESS || version == 0) {
-        result.reason = api->path + ": cuptiGetVersion failed";
-        delete api;
-        dlclose(handle);
-        return result;
-    }
-    api->version = version;
-    // Activity record layouts are fixed per CUPTI major (CUDA 13: Kernel10, Memcpy6, ...); a CUPTI of another
-    // major would hand us records our structs misread, so it is refused rather than trusted.
-    if (version < kMinCuptiApiVersion || version > kMaxCuptiApiVersion) {
-        result.reason = api->path + " has CUPTI API version " + std::to_string(version) +
-                        "; this gprof-run was built for CUDA 13 (CUPTI API version " +
-                        std::to_string(CUPTI_API_VERSION) + ") and needs a CUDA 13 libcupti.so.13";
-        delete api;
-        dlclose(handle);
-        return result;
-    }
+    if (api->GetVersion(&version) != CUPTI_SUCCESS || version == 0)
+        return refuse(api->path + ": cuptiGetVersion failed");
+    api->version = result.version = version;
+    api->release = cupti_release(version);
+    // A release whose record layouts and callback ids were not checked against this build is refused rather than
+    // trusted: its records could be misread.
+    if (std::string why = unsupported_reason(api->release); !why.empty()) return refuse(api->path + ": " + why);
+    api->record_sizes = probe_record_sizes(api->ActivityGetNextRecord);
+    api->driver_cbids = count_callback_ids(api->GetCallbackName, CUPTI_CB_DOMAIN_DRIVER_API);
+    api->runtime_cbids = count_callback_ids(api->GetCallbackName, CUPTI_CB_DOMAIN_RUNTIME_API);
     result.api = api;
     return result;
 }
 
-LoadResult load_cupti(const LoadOptions& options) {
-    // An explicit choice is honoured exactly: quietly loading some other CUPTI instead would surprise the user.
-    if (!options.explicit_path.empty()) {
-        LoadResult r = load_cupti_file(options.explicit_path, "GPROF_CUPTI_LIB");
-        if (!r.api) r.reason = "GPROF_CUPTI_LIB: " + r.reason;
-        return r;
-    }
-
-    // A libcupti the process already has (torch wheels, the app's own CUPTI use): a second copy by another
-    // path would put two CUPTIs into one process.
-    if (options.search_process) {
-        if (void* h = dlopen(kCuptiSoname, RTLD_NOW | RTLD_NOLOAD)) {
-            std::string path = real_path_of(h, kCuptiSoname);
-            dlclose(h);  // drops only the reference NOLOAD took
-            LoadResult r = load_cupti_file(path, "already loaded");
-            if (r.api) return r;
-        }
-    }
-
-    std::vector<Candidate> candidates;
-    if (options.search_process) {
-        for (const std::string& dir : loaded_cudart_dirs()) {
-            candidates.push_back({dir + "/" + kCuptiSoname, "next to libcudart"});
-            // pip wheels: .../nvidia/cuda_runtime/lib/libcudart.so.13 beside .../nvidia/cuda_cupti/lib
-            candidates.push_back({dir + "/../../cuda_cupti/lib/" + kCuptiSoname, "next to libcudart"});
-            candidates.push_back({dir + "/../extras/CUPTI/lib64/" + kCuptiSoname, "next to libcudart"});
-        }
-    }
-    // The CUPTI pip installed into the program's Python environment (gprof-run names its site-packages): PyTorch's
-    // CUDA 13 wheels put it in nvidia/cu13/lib, the per-library wheels in nvidia/cuda_cupti/lib.
-    for (const std::string& dir : options.python_site_packages) {
-        candidates.push_back({dir + "/nvidia/cu13/lib/" + kCuptiSoname, "Python environment"});
-        candidates.push_back({dir + "/nvidia/cuda_cupti/lib/" + kCuptiSoname, "Python environment"});
-    }
-    if (!options.cuda_home.empty()) {
-        candidates.push_back({options.cuda_home + "/lib64/" + kCuptiSoname, "CUDA_HOME"});
-        candidates.push_back({options.cuda_home + "/extras/CUPTI/lib64/" + kCuptiSoname, "CUDA_HOME"});
-    }
-    if (options.search_defaults) {
-        candidates.push_back({std::string("/usr/local/cuda/lib64/") + kCuptiSoname, "/usr/local/cuda"});
-        candidates.push_back({std::string("/usr/local/cuda/extras/CUPTI/lib64/") + kCuptiSoname, "/usr/local/cuda"});
-        candidates.push_back({kCuptiSoname, "loader search path"});
-    }
-
-    std::string tried;
-    std::string last_refusal;  // a file that exists but was refused says more than "not found"
-    for (const Candidate& c : candidates) {
-        if (c.path.find('/') != std::string::npos && access(c.path.c_str(), F_OK) != 0) continue;
-        LoadResult r = load_cupti_file(c.path, c.found_by);
-        if (r.api) return r;
-        if (!r.opened && c.path.find('/') == std::string::npos) continue;  // plain soname: simply not found
-        last_refusal = r.reason;
-        if (!tried.empty()) tried += "; ";
-        tried += r.reason;
-    }
-    LoadResult failed;
-    if (!last_refusal.empty())
-        failed.reason = "no usable libcupti.so.13: " + tried;
-    else
-        failed.reason = "libcupti.so.13 not found (searched next to libcudart, the Python environment, $CUDA_HOME, "
-                        "/usr/local/cuda and the loader path; set GPROF_CUPTI_LIB to its path)";
-    return failed;
+std::string fields_unknown(const CuptiApi& api) {
+    std::string out;
+    auto lacks = [&](bool has, const char* what) {
+        if (has) return;
+        if (!out.empty()) out += ", ";
+        out += what;
+    };
+    size_t kernel = api.record_sizes.of(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    size_t pool = api.record_sizes.of(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+    lacks(kernel == 0 || GPROF_CUPTI_HAS_FIELD(kernel, CUpti_ActivityKernel10, isDeviceLaunched),
+          "a kernel's isDeviceLaunched (Kernel9)");
+    lacks(pool == 0 || GPROF_CUPTI_HAS_FIELD(pool, CUpti_ActivityMemoryPool3, isManagedPool),
+          "a memory pool's isManagedPool (MemoryPool2)");
+    return out;
 }
 
 std::string result_name(const CuptiApi* api, CUptiResult result) {

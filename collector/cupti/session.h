@@ -31,6 +31,7 @@
 #include "cupti/call_stacks.h"
 #include "cupti/translate.h"
 #include "cupti/loader.h"
+#include "cupti/search.h"
 #include "gprof/env/cuda_backtrace.h"
 #include "gprof/trace/records.h"
 #include "pipeline/pipeline.h"
@@ -174,6 +175,7 @@ private:
     bool enable_kinds(bool report, CUptiResult& first_failure);  // state_mutex_ held
     void disable_kinds();            // state_mutex_ held
     void apply_api_filters();
+    void filter_in_translator();  // the filters the loaded CUPTI cannot apply (12.4: no cuptiActivityEnableDriverApi)
     void status(trace::StatusLevel level, int32_t code, const std::string& message);
     void profiler_start();
     void profiler_stop();
@@ -230,5 +232,14 @@ const std::vector<CUpti_ActivityKind>& traced_activity_kinds(bool graph_level,
 // Driver calls the CUDA runtime makes on its own behalf (lookups around launches, entry points, lazy loading),
 // switched off at the source unless SessionOptions::nested_driver_calls. docs/cupti.md says why each is here.
 const std::vector<CUpti_CallbackId>& runtime_internal_driver_calls();
+
+// Calls libraries make thousands of times per step, useless in a profile (kineto drops the same ones): left out
+// with SessionOptions::filter_noisy_apis.
+struct ApiCallId {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+};
+const std::vector<ApiCallId>& noisy_api_calls();
+bool is_noisy_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 }  // namespace gprof::collector::cupti

@@ -22,9 +22,6 @@ namespace {
 
 using trace::StatusLevel;
 
-// "12.4" for the driver API version 12040.
-std::string cuda_version_text(uint32_t v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
 }  // namespace
 
 std::string Session::refusal_text(const CuptiApi* api, const char* what, CUptiResult rc, const std::string& holder) {
@@ -84,6 +81,7 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
     if (!load_checked(result) || !subscribe_checked(result)) return result;
     pipeline_.store(&pipeline, std::memory_order_release);
     translator_.set_api(api_);
+    filter_in_translator();
     pipeline.set_activity_consumer(activity_consumer(translator_));
     register_clock();  // before any kind is enabled
     enable_control_callbacks();
@@ -99,10 +97,23 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
 
 bool Session::load_checked(StartResult& result) {
     const SessionOptions& options = options_;
-    LoadResult loaded = load_cupti(options.load);
+    // The driver's CUDA version decides which CUPTI can work (below 13000 only a 12.x one). Read before any kind is
+    // enabled: our own cuDriverGetVersion is not the program's call.
+    driver_version_ = driver_version();
+    LoadOptions load = options.load;
+    load.driver_version = driver_version_;
+    LoadResult loaded = load_cupti(load);
     if (!loaded.api) {
         result.code = -1;
         result.reason = "CUPTI unavailable: " + loaded.reason;
+        return false;
+    }
+    // A CUPTI named by GPROF_CUPTI_LIB, or the one the program loaded, for a newer CUDA than the driver's: CUPTI would
+    // fail with CUPTI_ERROR_NOT_INITIALIZED. Say so with both versions and the way out, and leave CUDA to the program.
+    if (std::string why = unusable_with_driver(*loaded.api, driver_version_); !why.empty()) {
+        result.code = static_cast<int32_t>(CUPTI_ERROR_NOT_INITIALIZED);
+        result.reason = "CUPTI unavailable: " + why + ": no GPU activity is recorded (NVTX and processes are). " +
+                        cupti_install_hint(driver_version_);
         return false;
     }
     api_ = loaded.api;  // leaked with the session: CUPTI stays loaded for the life of the process
@@ -110,27 +121,15 @@ bool Session::load_checked(StartResult& result) {
 
     size_t max_buffers = options.max_buffers;
     if (max_buffers == 0) max_buffers = std::max<size_t>(8, (512u << 20) / std::max<size_t>(options.buffer_bytes, 1));
-    // Every CUPTI we accept (13.x) takes a refused buffer gracefully; older ones (< API 27) crashed on it.
-    buffer_pool().configure(options.buffer_bytes, max_buffers, api.version >= 27);
+    // CUPTI 12.9 (API 27) and later take a refused buffer gracefully; older ones crashed on it, so with them the pool
+    // never refuses.
+    const bool refusal_safe = api.release.cuda_major > 12 || api.version >= 27;
+    buffer_pool().configure(options.buffer_bytes, max_buffers, refusal_safe);
     buffer_pool().set_zeroed(options.zeroed_buffers);
 
     // CUPTI's default thread ids are pthread_self() values; the rest of the trace (NVTX, Thread records)
     // uses kernel tids, so ask for those.
     if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-
-    // CUPTI needs a driver of its own CUDA major (CUPTI 13 needs a CUDA 13 driver, r580 or newer); with an older
-    // one it could not work. Say so with both versions and leave CUDA to the program untouched.
-    // (Read before any kind is enabled: our own cuDriverGetVersion is not the program's call.)
-    driver_version_ = driver_version();
-    if (uint32_t driver = driver_version_; driver != 0 && driver / 1000 < api.version / 10000) {
-        result.code = static_cast<int32_t>(CUPTI_ERROR_NOT_INITIALIZED);
-        result.reason = "CUPTI unavailable: the CUDA driver supports CUDA " + cuda_version_text(driver) +
-                        " but CUPTI " + std::to_string(api.version) + " (" + api.path + ") needs a driver for CUDA " +
-                        std::to_string(api.version / 10000) + " or newer" +
-                        (api.version / 10000 == 13 ? " (r580 or later)" : "") +
-                        ": no GPU activity is recorded (NVTX and processes are)";
-        return false;
-    }
     return true;
 }
 
@@ -176,8 +175,16 @@ void Session::announce(Pipeline& pipeline) {
     versions.cupti_api_version = api.version;
     versions.cupti_library = api.path;
     pipeline.post_cuda_info(versions);
-    status(StatusLevel::Info, 0, "CUPTI " + std::to_string(api.version) + " loaded from " + api.path + " (" +
-                                     api.found_by + ")");
+    status(StatusLevel::Info, 0, cupti_release_text(api.release) + " loaded from " + api.path + " (" + api.found_by + ")");
+    // What this release's records cannot say (12.x: Kernel9 and MemoryPool2), and the filters CUPTI cannot apply.
+    if (std::string lacking = fields_unknown(api); !lacking.empty())
+        status(StatusLevel::Info, 0,
+               cupti_release_text(api.release) + " records lack " + lacking + ": unknown in this trace (they read 0)");
+    if (!api.ActivityEnableDriverApi && options_.api_records == ApiRecords::Activity &&
+        (!options_.nested_driver_calls || options_.filter_noisy_apis))
+        status(StatusLevel::Info, 0,
+               cupti_release_text(api.release) + " has no cuptiActivityEnableDriverApi (CUDA 12.5 added it): the "
+               "collector drops the calls it filters after CUPTI recorded them");
     status(StatusLevel::Info, 0,
            std::string("CUDA graphs traced ") +
                (options_.graph_level ? "per graph launch (GRAPH_TRACE: the kernels, copies and memsets inside graphs "

@@ -1,5 +1,6 @@
 #include "cupti/translate.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -28,7 +29,7 @@ size_t runtime_name_length(const char* s) {
     return n;
 }
 
-// MEMCPY (Memcpy6) and MEMCPY2 (MemcpyPtoP4) records share every field but where the devices are.
+// MEMCPY (read as Memcpy5) and MEMCPY2 (MemcpyPtoP4) records share every field but where the devices are.
 template <class M, class Ts>
 Memcpy memcpy_record(const M* m, Ts&& ts, uint32_t device, uint32_t peer_device) {
     Memcpy r;
@@ -92,11 +93,97 @@ trace::StringId Translator::kernel_name(TraceWriter& w, const char* name) {
     return id;
 }
 
+namespace {
+
+// ---- the struct each kind is read through -----------------------------------------------------------------
+// The oldest struct of each kind a supported CUPTI (12.4 and later) writes; every field read through it must sit at
+// the same offset in each newer struct of the kind, up to the 13.0 headers' newest. Checked here, field by field: a
+// field added to a translation below must be added to its list, or the build says so only if it is missing from the
+// old struct (then it goes through GPROF_CUPTI_HAS_FIELD instead).
+#define GPROF_SAME_OFFSET(old_type, new_type, field)                                                    \
+    static_assert(offsetof(old_type, field) == offsetof(new_type, field) &&                              \
+                      sizeof(static_cast<old_type*>(nullptr)->field) ==                                   \
+                          sizeof(static_cast<new_type*>(nullptr)->field),                                 \
+                  #field " of " #old_type " and " #new_type " differ: the 12.x and 13.x records disagree")
+#define GPROF_SAME_OFFSETS_KERNEL(f) GPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, f)
+GPROF_SAME_OFFSETS_KERNEL(start); GPROF_SAME_OFFSETS_KERNEL(end); GPROF_SAME_OFFSETS_KERNEL(deviceId);
+GPROF_SAME_OFFSETS_KERNEL(contextId); GPROF_SAME_OFFSETS_KERNEL(streamId); GPROF_SAME_OFFSETS_KERNEL(correlationId);
+GPROF_SAME_OFFSETS_KERNEL(gridX); GPROF_SAME_OFFSETS_KERNEL(gridY); GPROF_SAME_OFFSETS_KERNEL(gridZ);
+GPROF_SAME_OFFSETS_KERNEL(blockX); GPROF_SAME_OFFSETS_KERNEL(blockY); GPROF_SAME_OFFSETS_KERNEL(blockZ);
+GPROF_SAME_OFFSETS_KERNEL(registersPerThread); GPROF_SAME_OFFSETS_KERNEL(staticSharedMemory);
+GPROF_SAME_OFFSETS_KERNEL(dynamicSharedMemory); GPROF_SAME_OFFSETS_KERNEL(localMemoryPerThread);
+GPROF_SAME_OFFSETS_KERNEL(name); GPROF_SAME_OFFSETS_KERNEL(graphId); GPROF_SAME_OFFSETS_KERNEL(graphNodeId);
+#define GPROF_SAME_OFFSETS_MEMCPY(f) GPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, f)
+GPROF_SAME_OFFSETS_MEMCPY(start); GPROF_SAME_OFFSETS_MEMCPY(end); GPROF_SAME_OFFSETS_MEMCPY(bytes);
+GPROF_SAME_OFFSETS_MEMCPY(deviceId); GPROF_SAME_OFFSETS_MEMCPY(contextId); GPROF_SAME_OFFSETS_MEMCPY(streamId);
+GPROF_SAME_OFFSETS_MEMCPY(correlationId); GPROF_SAME_OFFSETS_MEMCPY(graphId); GPROF_SAME_OFFSETS_MEMCPY(graphNodeId);
+GPROF_SAME_OFFSETS_MEMCPY(copyKind); GPROF_SAME_OFFSETS_MEMCPY(srcKind); GPROF_SAME_OFFSETS_MEMCPY(dstKind);
+GPROF_SAME_OFFSETS_MEMCPY(flags);
+// MEMCPY2: MemcpyPtoP4 since 11.6, in 12.4 through 13.0 alike (one struct, nothing to compare). MEMSET: Memset4.
+#define GPROF_SAME_OFFSETS_SYNC(f) \
+    GPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, f)
+GPROF_SAME_OFFSETS_SYNC(start); GPROF_SAME_OFFSETS_SYNC(end); GPROF_SAME_OFFSETS_SYNC(contextId);
+GPROF_SAME_OFFSETS_SYNC(streamId); GPROF_SAME_OFFSETS_SYNC(cudaEventId); GPROF_SAME_OFFSETS_SYNC(correlationId);
+GPROF_SAME_OFFSETS_SYNC(type);
+#define GPROF_SAME_OFFSETS_MEMORY(f) GPROF_SAME_OFFSET(CUpti_ActivityMemory3, CUpti_ActivityMemory4, f)
+GPROF_SAME_OFFSETS_MEMORY(timestamp); GPROF_SAME_OFFSETS_MEMORY(address); GPROF_SAME_OFFSETS_MEMORY(bytes);
+GPROF_SAME_OFFSETS_MEMORY(deviceId); GPROF_SAME_OFFSETS_MEMORY(contextId); GPROF_SAME_OFFSETS_MEMORY(streamId);
+GPROF_SAME_OFFSETS_MEMORY(correlationId); GPROF_SAME_OFFSETS_MEMORY(memoryOperationType);
+GPROF_SAME_OFFSETS_MEMORY(memoryKind); GPROF_SAME_OFFSETS_MEMORY(isAsync);
+GPROF_SAME_OFFSETS_MEMORY(memoryPoolConfig.memoryPoolType); GPROF_SAME_OFFSETS_MEMORY(memoryPoolConfig.address);
+GPROF_SAME_OFFSETS_MEMORY(memoryPoolConfig.releaseThreshold); GPROF_SAME_OFFSETS_MEMORY(memoryPoolConfig.pool.size);
+GPROF_SAME_OFFSETS_MEMORY(memoryPoolConfig.utilizedSize);
+#define GPROF_SAME_OFFSETS_POOL(f) GPROF_SAME_OFFSET(CUpti_ActivityMemoryPool2, CUpti_ActivityMemoryPool3, f)
+GPROF_SAME_OFFSETS_POOL(timestamp); GPROF_SAME_OFFSETS_POOL(address); GPROF_SAME_OFFSETS_POOL(deviceId);
+GPROF_SAME_OFFSETS_POOL(correlationId); GPROF_SAME_OFFSETS_POOL(memoryPoolOperationType);
+GPROF_SAME_OFFSETS_POOL(memoryPoolType); GPROF_SAME_OFFSETS_POOL(size); GPROF_SAME_OFFSETS_POOL(utilizedSize);
+GPROF_SAME_OFFSETS_POOL(releaseThreshold); GPROF_SAME_OFFSETS_POOL(minBytesToKeep);
+// OVERHEAD: Overhead3 since 12.4; GRAPH_TRACE: GraphTrace2, DEVICE: Device5 in 12.4 through 13.0 (the real 12.4
+// library steps 56 and 184 bytes over them: test_cupti12_real.cpp).
+#undef GPROF_SAME_OFFSETS_KERNEL
+#undef GPROF_SAME_OFFSETS_MEMCPY
+#undef GPROF_SAME_OFFSETS_SYNC
+#undef GPROF_SAME_OFFSETS_MEMORY
+#undef GPROF_SAME_OFFSETS_POOL
+#undef GPROF_SAME_OFFSET
+
+// The struct each kind is read through, and so the least a record of that kind must hold.
+template <CUpti_ActivityKind K> struct ReadAs;
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_RUNTIME> { using type = CUpti_ActivityAPI; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL> { using type = CUpti_ActivityKernel9; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_MEMCPY> { using type = CUpti_ActivityMemcpy5; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_MEMCPY2> { using type = CUpti_ActivityMemcpyPtoP4; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_MEMSET> { using type = CUpti_ActivityMemset4; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_SYNCHRONIZATION> { using type = CUpti_ActivitySynchronization; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_MEMORY2> { using type = CUpti_ActivityMemory3; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_MEMORY_POOL> { using type = CUpti_ActivityMemoryPool2; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_OVERHEAD> { using type = CUpti_ActivityOverhead3; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION> { using type = CUpti_ActivityExternalCorrelation; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_GRAPH_TRACE> { using type = CUpti_ActivityGraphTrace2; };
+template <> struct ReadAs<CUPTI_ACTIVITY_KIND_DEVICE> { using type = CUpti_ActivityDevice5; };
+
+}  // namespace
+
+void Translator::drop_api_call(CUpti_CallbackDomain domain, uint32_t cbid) {
+    if (cbid >= 65536) return;
+    auto& table = dropped_[domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0];
+    if (cbid >= table.size()) table.resize(cbid + 1, false);
+    table[cbid] = true;
+}
+
 bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
+    // The size the loaded CUPTI gives a record of this kind; below the struct it is read through, it is not read.
+    const size_t size = api_->record_sizes.of(record->kind);
+    auto readable = [&]<class S>(const S*) {
+        if (size >= sizeof(S)) return true;
+        ++stats_.unreadable;
+        return false;
+    };
     switch (record->kind) {
         case CUPTI_ACTIVITY_KIND_RUNTIME:
         case CUPTI_ACTIVITY_KIND_DRIVER: {
-            auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+            auto* a = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_RUNTIME>::type*>(record);
+            if (!readable(a)) return true;
             // The translating thread is the collector's writer: its driver calls (device properties) are ours,
             // not the program's.
             if (own_tid_ != 0 && a->threadId == own_tid_) {
@@ -104,6 +191,10 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
                 return true;
             }
             bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+            if (const auto& dropped = dropped_[runtime ? 0 : 1]; a->cbid < dropped.size() && dropped[a->cbid]) {
+                ++stats_.filtered;
+                return true;
+            }
             ApiCall r;
             r.start = ts(a->start);
             r.end = ts(a->end);
@@ -118,7 +209,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
         }
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-            auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+            auto* k = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL>::type*>(record);
+            if (!readable(k)) return true;
             Kernel r;
             r.start = ts(k->start);
             r.end = ts(k->end);
@@ -139,22 +231,27 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             r.name = kernel_name(w, k->name);
             r.graph_id = k->graphId;
             r.graph_node_id = k->graphNodeId;
-            r.device_launched = k->isDeviceLaunched;
+            // Kernel10 (13.0) and later only: in a 12.x record that byte is the next record's.
+            if (GPROF_CUPTI_HAS_FIELD(size, CUpti_ActivityKernel10, isDeviceLaunched))
+                r.device_launched = reinterpret_cast<const CUpti_ActivityKernel10*>(record)->isDeviceLaunched;
             w.add(r);
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
-            auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+            auto* m = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_MEMCPY>::type*>(record);
+            if (!readable(m)) return true;
             w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->deviceId, m->deviceId));
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-            auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+            auto* m = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_MEMCPY2>::type*>(record);
+            if (!readable(m)) return true;
             w.add(memcpy_record(m, [this](uint64_t t) { return ts(t); }, m->srcDeviceId, m->dstDeviceId));
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
-            auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+            auto* m = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_MEMSET>::type*>(record);
+            if (!readable(m)) return true;
             Memset r;
             r.start = ts(m->start);
             r.end = ts(m->end);
@@ -171,7 +268,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-            auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+            auto* s = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_SYNCHRONIZATION>::type*>(record);
+            if (!readable(s)) return true;
             Sync r;
             r.start = ts(s->start);
             r.end = ts(s->end);
@@ -184,7 +282,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMORY2: {
-            auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+            auto* m = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_MEMORY2>::type*>(record);
+            if (!readable(m)) return true;
             Memory r;
             r.timestamp = ts(m->timestamp);
             r.address = m->address;
@@ -209,7 +308,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
-            auto* m = reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record);
+            auto* m = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_MEMORY_POOL>::type*>(record);
+            if (!readable(m)) return true;
             MemoryPool r;
             r.timestamp = ts(m->timestamp);
             r.address = m->address;
@@ -221,12 +321,15 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             r.used = m->utilizedSize;
             r.release_threshold = m->releaseThreshold;
             r.min_bytes_to_keep = m->minBytesToKeep;
-            r.managed = m->isManagedPool;
+            // MemoryPool3 (13.0) and later only: in a 12.x record that byte is the next record's.
+            if (GPROF_CUPTI_HAS_FIELD(size, CUpti_ActivityMemoryPool3, isManagedPool))
+                r.managed = reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record)->isManagedPool;
             w.add(r);
             return true;
         }
         case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-            auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+            auto* o = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_OVERHEAD>::type*>(record);
+            if (!readable(o)) return true;
             Overhead r;
             r.start = ts(o->start);
             r.end = ts(o->end);
@@ -244,7 +347,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-            auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+            auto* e = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION>::type*>(record);
+            if (!readable(e)) return true;
             ExternalCorrelation r;
             r.external_id = e->externalId;
             r.correlation = e->correlationId;
@@ -253,7 +357,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
-            auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+            auto* g = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_GRAPH_TRACE>::type*>(record);
+            if (!readable(g)) return true;
             GraphLaunch r;
             r.start = ts(g->start);
             r.end = ts(g->end);
@@ -266,7 +371,8 @@ bool Translator::translate_one(TraceWriter& w, const CUpti_Activity* record) {
             return true;
         }
         case CUPTI_ACTIVITY_KIND_DEVICE: {
-            auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+            auto* d = reinterpret_cast<const ReadAs<CUPTI_ACTIVITY_KIND_DEVICE>::type*>(record);
+            if (!readable(d)) return true;
             Device r;
             r.id = d->id;
             r.name = w.intern(d->name);

@@ -1,11 +1,13 @@
 // Turns completed CUPTI activity buffers into trace records (writer thread only).
 //
-// Record layouts are those of the CUDA 13.0 headers (CUPTI_API_VERSION 130001): CUpti_ActivityAPI,
-// CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4,
-// CUpti_ActivitySynchronization2, CUpti_ActivityMemory4, CUpti_ActivityMemoryPool3, CUpti_ActivityOverhead3,
-// CUpti_ActivityExternalCorrelation, CUpti_ActivityGraphTrace2 and CUpti_ActivityDevice5. A newer CUDA 13
-// libcupti may deliver newer versions of these (Kernel11 in 13.1, Kernel12 in 13.3); those only append fields,
-// and cuptiActivityGetNextRecord steps over the whole record, so reading the 13.0 prefix is exact.
+// One build reads CUPTI 12.4 to 12.9 and 13.x. CUPTI fills only its newest struct of each kind, so a record's layout
+// follows the loaded library: the translator reads each record by the size the library itself steps over
+// (CuptiApi::record_sizes), through the oldest struct of its kind a supported release writes (Kernel9, Memcpy5,
+// Synchronization, Memory3, MemoryPool2, ...), whose every field read sits at the same offset in the newer ones
+// (static_asserts in translate.cpp, checked against the 13.0 headers; the real 12.4 and 12.9 libraries agree:
+// tests/collector/test_cupti12_real.cpp). A field only newer structs have (Kernel10's isDeviceLaunched, MemoryPool3's
+// isManagedPool) is read only when the record holds it, else it stays 0 and fields_unknown() (loader.h) says so -- never read
+// from the next record. A newer 13.x struct (Kernel11 in 13.1, Kernel12 in 13.3) only appends fields, ignored.
 //
 // Timestamps are copied untouched, except that a 0 (CUPTI's "unknown", when its device buffers run short)
 // always stays 0, and an optional offset moves CUPTI's own clock onto the trace clock when CUPTI would not
@@ -14,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cupti/loader.h"
@@ -27,6 +30,8 @@ struct TranslateStats {
     uint64_t skipped = 0;         // CUPTI records of kinds we do not translate
     uint64_t malformed = 0;       // the walk stopped early on a bad record (rest of that buffer lost)
     uint64_t own_calls = 0;       // API records of the collector's own thread, left out
+    uint64_t filtered = 0;        // API records of calls the collector filters where CUPTI could not (drop_api_call)
+    uint64_t unreadable = 0;      // records of a kind whose size the loaded CUPTI did not say, or too small: skipped
 };
 
 // Caches names (interned ids) per writer: API names per callback id, kernel names per CUPTI name pointer.
@@ -35,6 +40,10 @@ public:
     explicit Translator(const CuptiApi* api = nullptr) : api_(api) {}
 
     void set_api(const CuptiApi* api) { api_ = api; }
+    // The API calls of this callback id are left out of the trace: the filters of cuptiActivityEnableDriverApi/
+    // RuntimeApi, applied here when the loaded CUPTI lacks them (12.4). Before translation starts.
+    void drop_api_call(CUpti_CallbackDomain domain, uint32_t cbid);
+
     // Added to every non-zero CUPTI timestamp (trace clock minus CUPTI clock; 0 when CUPTI uses ours).
     void set_timestamp_offset(int64_t offset_ns) { offset_ = offset_ns; }
     // The collector's own thread (the writer, which makes the device queries): its API records are left out.
@@ -58,6 +67,7 @@ private:
     bool translate_one(trace::TraceWriter& w, const CUpti_Activity* record);
 
     const CuptiApi* api_;
+    std::vector<bool> dropped_[2];  // by cbid: [0] runtime, [1] driver (drop_api_call)
     int64_t offset_ = 0;
     uint32_t own_tid_ = 0;  // the collector's writer thread: its API calls are the collector's, not the program's
     const trace::TraceWriter* writer_ = nullptr;

@@ -227,6 +227,8 @@ inline LoadedTrace load_trace(const std::string& path) {
             keep(r.role.job);
             break;
         case trace::RecordKind::ApiCall: keep(r.api.name); break;
+        case trace::RecordKind::Kernel: keep(r.kernel.name); break;
+        case trace::RecordKind::CudaInfo: keep(r.cuda_info.cupti_library); break;
         case trace::RecordKind::Device:
             keep(r.device.name);
             keep(r.device.uuid);

@@ -28,14 +28,20 @@ namespace {
 
 std::atomic<bool> g_initialised{false};
 
-// The CUPTI stand-in's gprof_test_standin_driver_call, when it is loaded (GPROF_CUPTI_LIB).
+// The CUPTI stand-in's gprof_test_standin_driver_call, once it is loaded (GPROF_CUPTI_LIB): looked up again until
+// then, as the collector asks the driver's version before it loads CUPTI.
 void record(CUpti_CallbackId cbid) {
-    static auto* call = [] {
+    using Call = uint32_t (*)(uint32_t);
+    static std::atomic<Call> call{nullptr};
+    Call c = call.load(std::memory_order_acquire);
+    if (!c) {
         const char* lib = std::getenv("GPROF_CUPTI_LIB");
         void* h = lib ? dlopen(lib, RTLD_LAZY | RTLD_NOLOAD) : nullptr;
-        return h ? reinterpret_cast<uint32_t (*)(uint32_t)>(dlsym(h, "gprof_test_standin_driver_call")) : nullptr;
-    }();
-    if (call) call(cbid);
+        c = h ? reinterpret_cast<Call>(dlsym(h, "gprof_test_standin_driver_call")) : nullptr;
+        if (!c) return;
+        call.store(c, std::memory_order_release);
+    }
+    c(cbid);
 }
 
 bool initialised() { return g_initialised.load(std::memory_order_acquire); }

@@ -32,11 +32,16 @@
 //                   prints "site NAME 0xADDRESS" for each of these functions first
 //     call-sites-deep N   3 launches from each of N distinct stacks (gprof_test_site_recurse at depth 0..N-1)
 //     call-sites-fork N   N launches from gprof_test_site_launch; fork: the child re-initialises and does the same
+//     mix N         every kind of record the stand-in makes, N times: a launch, a cudaMemcpy, a cudaMemset, a
+//                   cudaMallocAsync + cudaFreeAsync of 1 MiB from the default pool (its MEMORY_POOL "created" record
+//                   comes with the first), a cudaMalloc + cudaFree; then one cudaMemPoolTrimTo(0). Personality
+//                   tests read every field back (tests/collector/test_cupti_personalities.cpp)
 //     timed-launches N    N launches (+ the runtime's cuKernelGetName) from 16 frames below main, timed; prints
 //                   "launch ns: X" (the thread's CPU time per launch over the loop; docs/performance.md, call sites)
 // With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
 // calls InitializeInjection as the driver does); without, it calls InitializeInjection itself.
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include <cupti.h>
@@ -91,6 +97,23 @@ void init_cuda() {
     } else {
         initialize_injection();
     }
+}
+
+// The path of a libcupti* object in the process ("" when none).
+std::string loaded_cupti() {
+    std::string path;
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+            const char* name = info->dlpi_name;
+            const char* slash = name ? std::strrchr(name, '/') : nullptr;
+            if (slash && std::strncmp(slash + 1, "libcupti.so", 11) == 0) {
+                *static_cast<std::string*>(data) = name;
+                return 1;
+            }
+            return 0;
+        },
+        &path);
+    return path;
 }
 
 void launches(int n, const char* kernel) {
@@ -225,8 +248,8 @@ int main(int argc, char** argv) {
     if (argc < 2) return 2;
     const char* mode = argv[1];
     int n = argc > 2 ? std::atoi(argv[2]) : 100;
+    // The stand-in is GPROF_CUPTI_LIB, or (unset) whichever libcupti* the collector's own search loaded.
     const char* lib = std::getenv("GPROF_CUPTI_LIB");
-    if (!lib) return 2;
     if (const char* driver = std::getenv("GPROF_TEST_CUDA_STANDIN")) {
         g_driver = dlopen(driver, RTLD_NOW | RTLD_GLOBAL);
         if (!g_driver) {
@@ -246,7 +269,12 @@ int main(int argc, char** argv) {
     }
     // The collector's session loads the stand-in itself; open the same object to drive it.
     init_cuda();
-    g_standin = dlopen(lib, RTLD_NOW);
+    std::string found = lib ? lib : loaded_cupti();
+    if (found.empty()) {
+        std::printf("done %s (no CUPTI loaded)\n", mode);  // the collector found none it could use: nothing to drive
+        return 0;
+    }
+    g_standin = dlopen(found.c_str(), RTLD_NOW);
     if (!g_standin) return 3;
     SI(gprof_test_standin_context_created)(0);
 
@@ -263,6 +291,22 @@ int main(int argc, char** argv) {
             name[31] = '\0';
             std::free(name);
         }
+    } else if (!std::strcmp(mode, "mix")) {
+        for (int i = 0; i < n; ++i) {
+            uint64_t address = 0x7e0000100000ull + (static_cast<uint64_t>(i) << 20);
+            SI(gprof_test_standin_launch_kernel)("_Z3mixv", 7);
+            SI(gprof_test_standin_memcpy)(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+            SI(gprof_test_standin_memset)(512, 0xAB);
+            SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 0,
+                                          CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, 1 << 20, 1);
+            SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, 1,
+                                          CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, 1 << 20, 1);
+            SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 0, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                          0x7f0000000000ull + (static_cast<uint64_t>(i) << 12), 4096, 0);
+            SI(gprof_test_standin_memory)(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, 1, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                          0x7f0000000000ull + (static_cast<uint64_t>(i) << 12), 4096, 0);
+        }
+        SI(gprof_test_standin_pool_trim)(0);
     } else if (!std::strcmp(mode, "dropped")) {
         launches(n, "_Z6kernelv");
         SI(gprof_test_standin_add_dropped)(1000);

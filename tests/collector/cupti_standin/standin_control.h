@@ -7,12 +7,13 @@
 //   multiple-subscribers   cuptiSubscribe returns CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 //   holder=TEXT            ... and cuptiSubscribe_v2 names TEXT as the subscriber holding CUPTI
 //   no-device              cuptiSubscribe returns CUPTI_ERROR_INVALID_DEVICE
-//   no-driver              cuptiSubscribe returns CUPTI_ERROR_UNKNOWN (what a machine without a driver gives)
+//   no-driver              cuptiSubscribe returns what a machine without a driver gives: CUPTI_ERROR_UNKNOWN from
+//                          13, CUPTI_ERROR_NOT_INITIALIZED from 12.x (the personalities: top of standin.cpp)
 //   insufficient-privileges cuptiSubscribe returns CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
 //   enable-fails           every cuptiActivityEnable returns CUPTI_ERROR_NOT_SUPPORTED
 //   kernel-enable-fails    only CONCURRENT_KERNEL fails to enable
 //   no-timestamp-callback  cuptiActivityRegisterTimestampCallback returns CUPTI_ERROR_NOT_SUPPORTED
-//   old-version            cuptiGetVersion reports 120000 (a CUDA 12 CUPTI)
+//   old-version            cuptiGetVersion reports 18 (CUDA 11.8's CUPTI: older than any gprof-run supports)
 //   flush-hang             cuptiActivityFlushAll with the forced flag sleeps for an hour (watchdog tests)
 //   drop=N                 the first completed buffer reports N dropped records
 //   workload=N             after a successful cuptiActivityRegisterCallbacks, a stand-in thread plays N
