@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "check.h"
 #include "child_env.h"
 #include "collector_path.h"
 #include "console.h"
@@ -75,6 +76,7 @@ int run(int argc, char** argv) {
 
     std::string error;
     auto collector = find_collector(error);
+    if (o.check) return check_machine(o, collector ? collector->string() : "", error, std::cout).ready ? 0 : 1;
     if (!collector) return fail(error);
 
     // Like a shell, 127/126 before anything is created.

@@ -295,6 +295,10 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     app.add_option("--timeunit", o.timeunit, "Time unit of the --stats tables: ns (default), us, ms, s or nsys's "
                                              "nsec, usec, msec, seconds...")
         ->type_name("UNIT");
+    app.add_flag("--check", o.check,
+                 "Say whether this machine is ready to profile (the CUDA driver, every CUPTI found and which one a run "
+                 "uses, NVTX, what a run records) and exit: 0 ready, 1 not; an app, if given, names its Python "
+                 "environment");
     app.add_flag("-V,--version", version, "Print the version and exit");
 
     // nsys's true|false switch values, folded before CLI11 sees them (it would take "true" for the app).
@@ -333,8 +337,8 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     } else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-') {
         return fail("unknown option '" + rest.front() + "' (use -- before an application whose name starts with '-')");
     }
-    if (rest.empty()) return fail("no application given: gprof-run [options] [--] app [args...]");
-    if (rest.front().empty()) return fail("the application name is empty");
+    if (rest.empty() && !o.check) return fail("no application given: gprof-run [options] [--] app [args...]");
+    if (!rest.empty() && rest.front().empty()) return fail("the application name is empty");
     o.command = std::move(rest);
 
     if (app.count("--output")) {

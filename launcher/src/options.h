@@ -40,6 +40,7 @@ struct LaunchOptions {
     std::vector<std::string> exports;         // --export: sqlite, json (each once), after the run
     std::string timeunit;                     // --timeunit for the --stats tables, as typed ("" = ns)
     std::vector<std::string> command;         // app and its arguments, untouched
+    bool check = false;                       // --check: is this machine ready (check.h); the app is optional then
 };
 
 struct ParseResult {
