@@ -104,16 +104,23 @@ LoadOptions load_options_from_environment() {
 
 Search find_cupti_candidates(const LoadOptions& options) {
     Search search;
-    // An explicit choice is honoured exactly: quietly loading some other CUPTI instead would surprise the user.
-    if (!options.explicit_path.empty()) {
-        search.exclusive = true;
-        search.candidates.push_back({options.explicit_path, "GPROF_CUPTI_LIB", 0, true});
-        return search;
-    }
     Loaded loaded;
     if (options.search_process) loaded = loaded_objects();
     for (auto& [dir, major] : loaded.cudart)
         if (major && !search.cudart_major) search.cudart_major = major;
+    // An explicit choice is honoured exactly: quietly loading some other CUPTI instead would surprise the user. But
+    // not next to another CUPTI the program loaded (PyTorch's): two in one process is never safe.
+    if (!options.explicit_path.empty()) {
+        search.exclusive = true;
+        search.candidates.push_back({options.explicit_path, "GPROF_CUPTI_LIB", 0, true});
+        const std::string& named = options.explicit_path;
+        for (const std::string& path : loaded.cupti) {
+            bool same = named.find('/') == std::string::npos ? base_of(path) == named  // a soname: the loader's pick
+                                                              : real_path(path) == real_path(named);
+            if (!same) search.conflict = path;
+        }
+        return search;
+    }
     // A CUPTI the process has: a second copy by another path would put two CUPTIs into one process.
     if (!loaded.cupti.empty()) {
         search.exclusive = true;
@@ -203,6 +210,13 @@ std::vector<Surveyed> survey_cupti(const LoadOptions& options) {
 
 LoadResult load_cupti(const LoadOptions& options) {
     Search search = find_cupti_candidates(options);
+    if (!search.conflict.empty()) {
+        LoadResult r;
+        r.reason = "GPROF_CUPTI_LIB names " + options.explicit_path + ", but the program already loaded " +
+                   search.conflict + ": a second CUPTI is never loaded into one process (unset GPROF_CUPTI_LIB to "
+                   "record with the program's own)";
+        return r;
+    }
     if (search.exclusive) {
         const Candidate& c = search.candidates.front();
         LoadResult r = load_cupti_file(c.path, c.found_by);

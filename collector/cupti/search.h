@@ -1,7 +1,8 @@
 // Where the collector looks for libcupti, in one order, and which one it takes: the first the process's CUDA driver
 // runs and this build reads (docs/cupti.md, "Loading libcupti"). `gprof-run --check` walks the same list.
 //
-//   1. GPROF_CUPTI_LIB: only that file; if it cannot be used nothing else is tried.
+//   1. GPROF_CUPTI_LIB: only that file; if it cannot be used nothing else is tried. If the program already loaded
+//      another CUPTI, it is refused: two CUPTIs are never in one process.
 //   2. A libcupti the process already loaded (PyTorch's, the program's own CUPTI use): only that one, usable or
 //      not -- never a second CUPTI in one process.
 //   3. Otherwise by CUDA major, the program's libcudart major first (a PyTorch cu12 build then gets the
@@ -48,6 +49,8 @@ struct Search {
     std::vector<Candidate> candidates;  // in order; each file once (by its real path)
     bool exclusive = false;             // GPROF_CUPTI_LIB or already loaded: the first candidate and nothing else
     uint32_t cudart_major = 0;          // the program's libcudart, when one is loaded
+    // GPROF_CUPTI_LIB names another file than the CUPTI the program already loaded: that one, refused (never two).
+    std::string conflict;
 };
 
 // Every place to look, in order, that holds a file (see the top of this file). Touches the file system and the

@@ -281,3 +281,48 @@ TEST_CASE("personalities: no CUPTI the driver runs: one line naming what was fou
     for (size_t at = 0; (at = r.run.err.find("CUPTI unavailable", at)) != std::string::npos; ++at) ++lines;
     CHECK(lines == 1);
 }
+
+TEST_CASE("personalities: a CUPTI the program already loaded is the only one, usable or not", "[cupti][e2e][cupti12][search]") {
+    // The program's own CUPTI (PyTorch loads libcupti at import): a 12.9 copy preloaded as libcupti.so.12.
+    FakeVenv venv;
+    venv.put("nvidia/cuda_cupti/lib", "libcupti.so.12", GPROF_TEST_CUPTI_STANDIN_12_9);
+    venv.put("nvidia/cu13/lib", "libcupti.so.13", GPROF_TEST_CUPTI_STANDIN);
+    const std::string own12 = (venv.site / "nvidia/cuda_cupti/lib/libcupti.so.12").string();
+    const std::string own13 = (venv.site / "nvidia/cu13/lib/libcupti.so.13").string();
+    auto preloading = [&](const std::string& own, std::map<std::string, std::string> extra) {
+        extra["LD_PRELOAD"] = collector_library() + ":" + own;
+        extra["GPROF_TEST_CUDA_STANDIN"] = GPROF_TEST_CUDA_STANDIN;
+        extra["GPROF_PYTHON_SITE_PACKAGES"] = venv.site.string();
+        return extra;
+    };
+    SECTION("taken, although the search would prefer the 13 a CUDA 13 driver runs") {
+        Run r("basic", 10, preloading(own12, {{"GPROF_TEST_CUDA_DRIVER_VERSION", "13000"}}));
+        INFO(r.run.err);
+        REQUIRE(r.run.exit_code() == 0);
+        CHECK(r.run.out == "done basic (CUPTI subscribed: 1)\n");
+        LoadedTrace t = r.trace();
+        CHECK(cupti_api_version(t) == 28);
+        CHECK(has_status(t, own12 + " (already loaded)"));
+        CHECK(t.count(trace::RecordKind::Kernel) == 10);
+    }
+    SECTION("GPROF_CUPTI_LIB naming another CUPTI is refused: never two in one process") {
+        Run r("basic", 10, preloading(own12, {{"GPROF_TEST_CUDA_DRIVER_VERSION", "13000"},
+                                              {"GPROF_CUPTI_LIB", GPROF_TEST_CUPTI_STANDIN}}));
+        INFO(r.run.err);
+        CHECK(r.run.exit_code() == 0);
+        CHECK(r.run.out == "done basic (CUPTI subscribed: 0)\n");
+        CHECK(r.run.err.find("but the program already loaded " + own12) != std::string::npos);
+        CHECK(r.trace().count(trace::RecordKind::Kernel) == 0);
+    }
+    SECTION("one the driver does not run is refused, and no other is loaded beside it") {
+        Run r("basic", 10, preloading(own13, {{"GPROF_TEST_CUDA_DRIVER_VERSION", "12040"}}));
+        INFO(r.run.err);
+        CHECK(r.run.exit_code() == 0);
+        CHECK(r.run.out == "done basic (CUPTI subscribed: 0)\n");  // the app drives the loaded 13: never subscribed
+        CHECK(r.run.err.find("the CUDA driver supports CUDA 12.4 but CUPTI 13.0") != std::string::npos);
+        CHECK(r.run.err.find(own13) != std::string::npos);
+        LoadedTrace t = r.trace();
+        CHECK(t.count(trace::RecordKind::Kernel) == 0);
+        CHECK_FALSE(has_status(t, "loaded from"));
+    }
+}

@@ -48,8 +48,9 @@ def verdict(ok, name, figures):
 # ----- (1) smoke ----------------------------------------------------------------------------------------------------
 
 def check_cupti_started(records, label):
-    """The collector's CUPTI session started: its "CUPTI N loaded from PATH" line, no CUPTI warning or error."""
-    loaded = [m for m in statuses(records) if re.match(r"CUPTI \d+ loaded from ", m)]
+    """The collector's CUPTI session started: its "CUPTI 13.0 (API version 130001) loaded from PATH" line (before
+    issue 34: "CUPTI 130001 loaded from PATH"), no CUPTI warning or error."""
+    loaded = [m for m in statuses(records) if re.match(r"CUPTI [0-9][^ ]*( .*)? loaded from ", m)]
     bad = alarms(records, "cupti")
     return [verdict(loaded and not bad, f"{label}:cupti-status",
                     (loaded[0] if loaded else "no 'CUPTI ... loaded from' status line")
@@ -513,6 +514,125 @@ def load_json(path, rc, err):
 H100 = "H100 2026-11-22: "
 
 
+# ----- issue 34: CUPTI 12.9 on the r580 driver ------------------------------------------------------------------------
+
+CUPTI12_MODES = ("kernels", "memcpy", "memset", "streams", "graph", "memory")  # raw records only, no reports
+CUPTI12_STEPS = 50
+
+
+def api_key(name):
+    """An API call's name across CUPTI 12 and 13: 19 runtime ids lost a _v2/_v3 in 13.0 (cudaGetDeviceProperties_v2 is
+    cudaGetDeviceProperties there, same id), so they are compared without it."""
+    return re.sub(r"_v[23]$", "", g.normalize_api_name(name))
+
+
+def record_profile(records):
+    """What two CUPTIs recording the same deterministic program must agree on, timing aside: kernels by name and
+    launch shape, copies by kind and bytes, memsets, memory operations, pool operations, graph launches, API calls by
+    name and domain. {kind: {key: count}}."""
+    def tally(items):
+        out = {}
+        for key in items:
+            out[key] = out.get(key, 0) + 1
+        return out
+    return {
+        "kernel": tally((k["name"], tuple(g.dims(k, "grid")), tuple(g.dims(k, "block"))) for k in records.of("kernel")),
+        "memcpy": tally((m.get("copy_kind"), m.get("bytes")) for m in records.of("memcpy")),
+        "memset": tally((m.get("bytes"), m.get("value")) for m in records.of("memset")),
+        "memory": tally((m.get("op"), m.get("memory_kind"), m.get("bytes")) for m in records.of("memory")),
+        "memory_pool": tally((p.get("op"), p.get("pool_type")) for p in records.of("memory_pool")),
+        "graph_launch": tally(x.get("graph_id") for x in records.of("graph_launch")),
+        "api_call": tally((a.get("domain"), api_key(a["name"])) for a in records.of("api_call")),
+    }
+
+
+def profile_differences(a, b, limit=6):
+    """The keys whose counts differ between two record_profile()s: [(kind, key, count in a, count in b)]."""
+    out = []
+    for kind in sorted(set(a) | set(b)):
+        x, y = a.get(kind, {}), b.get(kind, {})
+        for key in sorted(set(x) | set(y), key=repr):
+            if x.get(key, 0) != y.get(key, 0):
+                out.append((kind, key, x.get(key, 0), y.get(key, 0)))
+    return out[:limit], len(out)
+
+
+def check_cupti12_run(records12, records13, label):
+    """One program recorded with CUPTI 12.9 (GPROF_CUPTI_LIB) and with the default CUPTI 13: the 12.9 run loaded it,
+    said what its records lack, warned of nothing, and holds the same records as the 13 run."""
+    lines = statuses(records12)
+    loaded = [m for m in lines if re.match(r"CUPTI 12\.9 .*loaded from ", m)]
+    lacks = [m for m in lines if "records lack" in m and "isDeviceLaunched" in m]
+    bad = alarms(records12, "cupti")
+    out = [verdict(bool(loaded) and bool(lacks) and not bad, f"{label}:cupti12.9-loaded",
+                   (loaded[0] if loaded else "no 'CUPTI 12.9 ... loaded from' line")
+                   + ("" if lacks else "; no 'records lack' line") + (f"; CUPTI warnings: {bad[:3]}" if bad else ""))]
+    first, n = profile_differences(record_profile(records12), record_profile(records13))
+    counts = {k: len(records12.of(k)) for k in ("kernel", "memcpy", "memset", "memory", "api_call")}
+    out.append(verdict(n == 0 and counts["kernel"] + counts["memcpy"] + counts["memset"] > 0, f"{label}:same-as-cupti13",
+                       f"CUPTI 12.9 records {counts}; differences from CUPTI 13: {n}"
+                       + (f", first (kind, key, 12.9, 13): {first}" if n else "")))
+    return out
+
+
+def check_pytorch_refused(rc, out, err, records12, label):
+    """PyTorch loaded its own CUPTI 13 at import: GPROF_CUPTI_LIB naming CUPTI 12.9 is refused (never two CUPTIs in
+    one process) in one line, and the program runs unharmed to its result."""
+    said = [l for l in err.splitlines() if "CUPTI unavailable" in l]
+    res = g.train_result(out)
+    ok = rc == 0 and res is not None and len(said) == 1 and "already loaded" in said[0] and not records12.of("kernel")
+    return [verdict(ok, f"{label}:refused-beside-pytorch's-cupti",
+                    f"exit={rc} result={'yes' if res else 'no'} lines={said[:2]} kernels={len(records12.of('kernel'))}")]
+
+
+def cupti12(ctx):
+    """CUPTI 12.9 (nvidia-cuda-cupti-cu12 12.9.79, carried in the pack) on this machine's r580 driver (issue 34):
+    `gprof-run --check` names it; the known-answer modes recorded with it against their answers and against the
+    default CUPTI 13 run of the same modes; the PyTorch step recorded with it against the CUPTI 13 run -- or, where
+    PyTorch loaded its own CUPTI 13 at import, refused in one line with the program unharmed."""
+    pack, v = ctx.pack, ctx.v
+    if not os.path.exists(pack.cupti12):
+        v.add("SKIP", "cupti12.9", f"{pack.cupti12} not in the pack (scripts/setup fetches the wheel)")
+        return
+    forced = {"GPROF_CUPTI_LIB": pack.cupti12}
+    rc, _, out, err = g.timed([pack.gprof_run, "--check"], env=g.app_env(pack, forced))
+    ctx.data()["check"] = out[-4000:]
+    v.add("PASS" if rc == 0 and "* CUPTI 12.9 Update 1" in out else "FAIL", "cupti12.9:--check",
+          f"exit {rc}; " + "; ".join(l.strip() for l in out.splitlines() if l.startswith(("* ", "not ready")))[:300])
+    for mode in CUPTI12_MODES:
+        thirteen = g.known_mode(ctx, "static", mode, reports=False, run_name=f"cupti13-{mode}",
+                                label="cupti13:ka-static")
+        if not thirteen:
+            return
+        twelve = g.known_mode(ctx, "static", mode, reports=False, run_name=f"cupti12.9-{mode}", bare=thirteen[0],
+                              label="cupti12.9:ka-static", env=forced)
+        if twelve:
+            g.add_all(v, check_cupti12_run(twelve[1], thirteen[1], f"cupti12.9:ka-static:{mode}"))
+    if not g.have_torch():
+        v.add("SKIP", "cupti12.9:pytorch", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    train = [sys.executable, pack.train, "--steps", str(CUPTI12_STEPS), "--mode", "bare"]
+    runs = {}
+    for name, env in (("13", None), ("12.9", forced)):
+        run_dir = ctx.run_dir(f"cupti{name}-pytorch")
+        rc, _, out, err = g.timed(g.launcher_cmd(pack, run_dir, train), env=g.app_env(pack, env), timeout=600)
+        runs[name] = (rc, out, err, g.load_run(pack, run_dir)[0])
+    rc13, _, err13, rec13 = runs["13"]
+    if rc13 != 0:
+        v.add("FAIL", "cupti12.9:pytorch:cupti13-run", f"exit {rc13}: {err13.strip()[-300:]}")
+        return
+    rc, out, err, rec12 = runs["12.9"]
+    if "already loaded" in err:
+        g.add_all(v, check_pytorch_refused(rc, out, err, rec12, "cupti12.9:pytorch"))
+        v.add("SKIP", "cupti12.9:pytorch:vs-cupti13", "this PyTorch loads its own CUPTI 13 at import: a CUPTI 12.9 "
+              "cannot join it (a PyTorch cu12 build would record with its own libcupti.so.12)")
+        return
+    share, ratio, worst = g.compare_kernel_tables(g.kernel_table_from_records(rec12), g.kernel_table_from_records(rec13))
+    ok = rc == 0 and share >= g.PYTORCH_MATCH_MIN and abs(ratio - 1) <= g.PYTORCH_TIME_TOL
+    v.add("PASS" if ok else "FAIL", "cupti12.9:pytorch:vs-cupti13",
+          f"exit={rc} matched={share * 100:.2f}% kernel time ratio={ratio:.4f}" + (f" worst={worst}" if worst else ""))
+
+
 def registry(options=None):
     """Every check in run order. options: the command line (--rounds, --pytorch-rounds), or None for the defaults."""
     rounds = getattr(options, "rounds", None) or CUDA_OVERHEAD_ROUNDS
@@ -546,6 +666,9 @@ def registry(options=None):
         # (3) the open issues
         Check("issues", "pm-sampling-probe", 10, "guess: two runs of a 0.6 s sampled program (CUDA start, 1 GiB of "
               "buffers, decoding about 5500 samples)", pm_sampling_probe, "pm-sampling-raw"),
+        Check("issues", "cupti12.9", 45, "guess: --check twice (1 s); 6 known-answer modes bare + CUPTI 13 + CUPTI "
+              "12.9 (H100: 1-2 s a run, 20-25 s); train.py 50 steps under gprof-run twice (H100: 300 steps 13 s, "
+              "most of it start-up: about 7 s each)", cupti12),
         # (4) the overhead table, few rounds
         Check("overhead", "cuda", 50 * rounds, f"guess: per round, H100 walls bare/gprof-run of tiny 0.76/0.94 s, "
               f"api 0.40/0.52, memcpy-loop 0.58/0.68, large 0.85/0.85 s x 6 variants, latency and nsys guessed; "
@@ -614,10 +737,40 @@ def selftest(expect, kernels_answer):
         return bool(results) and all(s == "PASS" for s, _, _ in results)
 
     base = g.synthesize_records(kernels_answer)
-    loaded = "CUPTI 130001 loaded from /usr/local/cuda/lib64/libcupti.so.13 (/usr/local/cuda)"
+    loaded = "CUPTI 13.0 (API version 130001) loaded from /usr/local/cuda/lib64/libcupti.so.13 (/usr/local/cuda)"
 
     # smoke: the CUPTI status lines
     expect(passes(check_cupti_started(records(base + statuses_of(loaded)), "s")), "smoke: CUPTI started passes")
+    expect(passes(check_cupti_started(records(base + statuses_of(
+        "CUPTI 130001 loaded from /usr/local/cuda/lib64/libcupti.so.13 (/usr/local/cuda)")), "s")),
+        "smoke: the line of a collector before issue 34 passes")
+
+    # issue 34: CUPTI 12.9 against CUPTI 13 on the same program
+    loaded12 = statuses_of(
+        "CUPTI 12.9 Update 1 (API version 28) loaded from /p/cupti12/libcupti.so.12 (GPROF_CUPTI_LIB)",
+        "CUPTI 12.9 Update 1 (API version 28) records lack a kernel's isDeviceLaunched (Kernel9), a memory pool's "
+        "isManagedPool (MemoryPool2): unknown in this trace (they read 0)")
+    # CUPTI 12's names of the 19 renamed runtime calls: cudaGetDeviceProperties_v2_v12000 where 13 says
+    # cudaGetDeviceProperties_v12000 (the collector drops the _vNNNN; the dump may hold either form).
+    renamed = [dict(r, name=re.sub(r"(_v\d+)?$", lambda m: "_v2" + m.group(0), r["name"], count=1))
+               if r["k"] == "api_call" and r.get("domain") == "runtime" else r for r in base]
+    expect(passes(check_cupti12_run(records(base + loaded12), records(base + statuses_of(loaded)), "c12")),
+           "cupti12.9: the same records as CUPTI 13 passes")
+    expect(passes(check_cupti12_run(records(renamed + loaded12), records(base), "c12")),
+           "cupti12.9: runtime names with CUPTI 12's _v2 pass")
+    res = by_name(check_cupti12_run(records(base + loaded12), records(base + [r for r in base if r["k"] == "kernel"][:1]),
+                                    "c12"))
+    expect(res.get("c12:same-as-cupti13") == "FAIL", "cupti12.9: a kernel fewer than CUPTI 13 fails")
+    res = by_name(check_cupti12_run(records(base + statuses_of(loaded)), records(base), "c12"))
+    expect(res.get("c12:cupti12.9-loaded") == "FAIL", "cupti12.9: a run that loaded CUPTI 13 instead fails")
+    refused = "gprof-run: CUDA activity not recorded: CUPTI unavailable: GPROF_CUPTI_LIB names /p/libcupti.so.12, " \
+              "but the program already loaded /v/nvidia/cu13/lib/libcupti.so.13: a second CUPTI is never loaded"
+    train_out = 'TRAIN_RESULT {"steps": 50}\n'
+    no_kernels = records([r for r in base if r["k"] != "kernel"])
+    expect(passes(check_pytorch_refused(0, train_out, refused, no_kernels, "p")),
+           "cupti12.9: refused beside PyTorch's CUPTI, program unharmed passes")
+    expect(not passes(check_pytorch_refused(1, "", refused, no_kernels, "p")),
+           "cupti12.9: the program failing when refused fails")
     expect(not passes(check_cupti_started(records(base), "s")), "smoke: no 'CUPTI loaded' line fails")
     expect(not passes(check_cupti_started(records(base + statuses_of(loaded) + statuses_of(
         "cannot enable CUPTI activity kind MEMCPY (CUPTI_ERROR_NOT_SUPPORTED): those records are missing",

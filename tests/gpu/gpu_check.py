@@ -769,6 +769,10 @@ class Pack:
         self.pm_probe = os.path.join(self.apps, "gprof-test-pm-sampling-probe")
         self.cupti_client = os.path.join(self.apps, "gprof-test-cupti-client")
         self.train = os.path.join(scripts, "train.py")
+        # CUPTI 12.9 (nvidia-cuda-cupti-cu12 12.9.79, fetched by scripts/setup), for the issue 34 check
+        self.cupti12 = (os.path.join(self.root, "cupti12", "libcupti.so.12") if installed != self.root else
+                        os.path.join(here, "..", "..", ".deps", "cupti-wheels", "12.9.79", "nvidia", "cuda_cupti", "lib",
+                                     "libcupti.so.12"))
         self.compiled = os.path.join(scripts, "compiled_graphs.py")
         self.frameworks = os.path.join(scripts, "frameworks.py")
 
@@ -889,12 +893,13 @@ def add_all(v, results):
         v.add(status, name, fig)
 
 
-def known_mode(ctx, variant, mode, reports=None, run_name=None, bare=None, label=None, expect=None,
+def known_mode(ctx, variant, mode, reports=None, run_name=None, bare=None, label=None, expect=None, env=None,
                **gprof_options):
     """One mode of a known-answer app under gprof-run: the raw records, and (report modes) every report, against the
     answer the app printed. bare: the answer of a bare run made already (else one is made here); label: the
     verdicts' prefix (default ka-VARIANT); expect: what a run with these options must hold of the answer (e.g. no API
-    calls under --cuda-api=off). Returns (answer, records, run_dir), or None when it could not run."""
+    calls under --cuda-api=off); env: more environment of the gprof-run (GPROF_CUPTI_LIB). Returns (answer, records,
+    run_dir), or None when it could not run."""
     pack, v = ctx.pack, ctx.v
     app, label = pack.app(variant), label or f"ka-{variant}"
     bare = bare or bare_answer(ctx, app, mode, label)
@@ -902,7 +907,7 @@ def known_mode(ctx, variant, mode, reports=None, run_name=None, bare=None, label
         return None
     run_dir = ctx.run_dir(run_name or f"{label}-{mode}")
     rc, wall, out, err = timed(launcher_cmd(pack, run_dir, [app, mode], bare["capture"], **gprof_options),
-                               env=app_env(pack))
+                               env=app_env(pack, env))
     answer = parse_answer(out) or bare
     if rc not in ((134, -6) if mode == "abort" else (0,)):
         v.add("FAIL", f"{label}:{mode}:exit", f"exit {rc} under gprof-run: {err.strip()[-400:]}")
