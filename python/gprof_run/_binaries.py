@@ -1,7 +1,6 @@
 """Where the package's programs are, and running them in place of this process."""
 
 import os
-import signal
 import sys
 
 # The package directory is an install tree of its own: bin/gprof-run, bin/gprof-report and
@@ -32,6 +31,8 @@ def exec_binary(name: str, args) -> int:
     except FileNotFoundError as e:
         sys.stderr.write(f"{name}: {e}\n")
         return 127
+    import signal
+
     for sig in ("SIGPIPE", "SIGXFSZ"):
         if hasattr(signal, sig):
             signal.signal(getattr(signal, sig), signal.SIG_DFL)

@@ -3,9 +3,6 @@
 pandas and numpy are optional and imported only when a result is built, so `import gprof_run` stays fast.
 """
 
-import array
-import importlib.util
-
 
 class GprofRunWarning(UserWarning):
     """Something in the run was damaged or lost (the lines gprof-report prints as warnings)."""
@@ -15,6 +12,8 @@ OUTPUTS = ("auto", "pandas", "numpy", "python")
 
 
 def _have(module: str) -> bool:
+    import importlib.util
+
     return importlib.util.find_spec(module) is not None
 
 
@@ -49,6 +48,8 @@ def to_columns(columns, output: str):
     """
     output = resolve_output(output)
     if output == "python":
+        import array
+
         out = {}
         for name, data, categories in columns:
             if categories is None:

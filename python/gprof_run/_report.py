@@ -1,9 +1,7 @@
 """gprof_run.report(): the rows of `gprof-report NAME --format json`, from the installed gprof-report itself, so
 the numbers are the command's numbers (one implementation of every report, docs/report-schema.md)."""
 
-import json
 import os
-import subprocess
 import warnings
 
 from ._binaries import binary_path
@@ -40,6 +38,9 @@ def option_arguments(options) -> list:
 
 def report_document(run, name: str, **options) -> dict:
     """The whole JSON document of `gprof-report NAME RUN --format json` (schema: docs/report-schema.md)."""
+    import json  # here, not at the top: `import gprof_run` and the console scripts stay quick
+    import subprocess
+
     cmd = [binary_path("gprof-report"), "--report", name, "--format", "json", *option_arguments(options), "--",
            *_inputs(run)]
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
