@@ -4,10 +4,10 @@ The extension module (_reader, C++) reads the traces with gprof-run's own reader
 gprof-report does, so sums over these columns equal the reports' figures.
 """
 
-import os
 import warnings
 
 from ._frames import GprofRunWarning, to_columns
+from ._report import run_inputs
 
 
 def _reader():
@@ -55,12 +55,8 @@ def events(run, kind: str, *, columns=None, process=None, device=None, time_rang
     are categorical. Rows come in trace file order, each trace in recording order: sort by start for a timeline.
     Damaged traces, unreadable files and dropped records are GprofRunWarning warnings, as gprof-report prints them.
     """
-    if isinstance(run, (str, bytes, os.PathLike)):
-        inputs = [os.fsdecode(run)]
-    else:
-        inputs = [os.fsdecode(r) for r in run]
     result = _reader().read_events(
-        inputs, kind, None if columns is None else list(columns), _as_list(process, int), _as_list(device, int),
+        run_inputs(run), kind, None if columns is None else list(columns), _as_list(process, int), _as_list(device, int),
         time_range or "", _as_list(clock_offset, str), bool(cuda_nested_driver_calls))
     for w in result["warnings"]:
         warnings.warn(w, GprofRunWarning, stacklevel=2)

@@ -12,7 +12,8 @@ class ReportError(RuntimeError):
     """gprof-report refused the request (unknown report, missing run directory, bad option)."""
 
 
-def _inputs(run):
+def run_inputs(run) -> list:
+    """A run directory, a trace file, or a list of them, as the paths gprof-report takes (str)."""
     if isinstance(run, (str, bytes, os.PathLike)):
         return [os.fsdecode(run)]
     return [os.fsdecode(r) for r in run]
@@ -42,7 +43,7 @@ def report_document(run, name: str, **options) -> dict:
     import subprocess
 
     cmd = [binary_path("gprof-report"), "--report", name, "--format", "json", *option_arguments(options), "--",
-           *_inputs(run)]
+           *run_inputs(run)]
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     try:
         doc = json.loads(proc.stdout) if proc.stdout.strip() else None
