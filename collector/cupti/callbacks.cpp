@@ -299,12 +299,7 @@ void Session::call_site_report_hook(void* ctx, trace::TraceWriter& w, bool final
     auto* self = static_cast<Session*>(ctx);
     CallSites::Counters c = self->call_sites_.counters();
     auto say = [&w](trace::StatusLevel level, const std::string& text) {
-        trace::Status st;
-        st.timestamp = clock::now();
-        st.component = trace::Component::Cupti;
-        st.level = level;
-        st.message = w.intern(text.data(), text.size());
-        w.add(st);
+        write_status(w, trace::Component::Cupti, level, text);
     };
     say(StatusLevel::Info, "call sites: " + std::to_string(self->call_sites_posted_.load()) + " calls recorded, " +
                                std::to_string(c.stacks) + " distinct stacks");

@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "nvtx/handlers.h"
 #include "nvtx/names.h"
+#include "pipeline/pipeline.h"
 
 namespace gprof::collector::nvtx {
 
@@ -228,12 +229,7 @@ void Recorder::say_not_recorded_at_end(tr::TraceWriter& writer) {
                        (threads == 1 ? " thread" : " threads") + " not recorded: they came after the process began to " +
                        (why == Ending::Exec ? "exec" : why == Ending::Signal ? "end by a signal" : "exit") +
                        " (counted until the trace ended)";
-    tr::Status st;
-    st.timestamp = clock::now();
-    st.component = tr::Component::Collector;
-    st.level = tr::StatusLevel::Info;
-    st.message = writer.intern(text.data(), text.size());
-    writer.add(st);
+    write_status(writer, tr::Component::Collector, tr::StatusLevel::Info, text);
 }
 
 void Recorder::drain(tr::TraceWriter& writer, bool final) {

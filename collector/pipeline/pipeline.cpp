@@ -27,6 +27,15 @@ void write_device_record(tr::TraceWriter& writer, const DeviceInfo& device) {
     writer.add(r);
 }
 
+void write_status(tr::TraceWriter& writer, tr::Component component, tr::StatusLevel level, std::string_view text) {
+    tr::Status st;
+    st.timestamp = clock::now();
+    st.component = component;
+    st.level = level;
+    st.message = writer.intern(text.data(), text.size());
+    writer.add(st);
+}
+
 struct Pipeline::Message {
     enum class Kind : uint8_t {
         Activity, Status, CudaInfo, Device, Capture, Dropped, ThreadName, Module, Stack, Function, Flush,

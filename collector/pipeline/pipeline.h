@@ -53,6 +53,9 @@ struct CudaVersions {
 
 // A Device record from `device` (writer thread).
 void write_device_record(trace::TraceWriter& writer, const DeviceInfo& device);
+// A Status record stamped now (writer thread: the hooks that say something at the end of a trace).
+void write_status(trace::TraceWriter& writer, trace::Component component, trace::StatusLevel level,
+                  std::string_view text);
 
 // A loaded object, for symbolisation outside the target.
 struct ModuleInfo {

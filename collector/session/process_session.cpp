@@ -69,15 +69,6 @@ struct ProcessRecorder {
         }
     }
 
-    static void add_status(tr::TraceWriter& w, const std::string& text) {
-        tr::Status st;
-        st.timestamp = clock::now();
-        st.component = tr::Component::Collector;
-        st.level = tr::StatusLevel::Info;
-        st.message = w.intern(text.data(), text.size());
-        w.add(st);
-    }
-
     // What the end cost: the NVTX events that were waiting when it began, and the time to here (their last drain and
     // encoding; the CUPTI forced flush). Measured figures: docs/performance.md ("Exit").
     void say_end(tr::TraceWriter& w) {
@@ -89,7 +80,7 @@ struct ProcessRecorder {
                       "the end: %.1f MiB of NVTX event blocks were waiting for the writer when the process began to "
                       "end; read and written in %.0f ms",
                       double(waiting) / double(1 << 20), double(clock::now() - began) / 1e6);
-        add_status(w, text);
+        write_status(w, tr::Component::Collector, tr::StatusLevel::Info, text);
     }
 
     // What the program did to the collector's descriptors (base/descriptors.h), when it did anything.
@@ -97,7 +88,7 @@ struct ProcessRecorder {
         descriptors::Figures f = descriptors::figures();
         uint32_t reopened = file ? file->reopened() : 0;
         if (f.refused + f.moved + f.taken + reopened == 0) return;
-        add_status(w, "the program's calls on the collector's descriptors: " + std::to_string(f.refused) +
+        write_status(w, tr::Component::Collector, tr::StatusLevel::Info, "the program's calls on the collector's descriptors: " + std::to_string(f.refused) +
                           " close/dup refused as without gprof-run (EBADF, or the ranges around them closed), " +
                           std::to_string(f.moved) + " dup2 onto them (ours stepped aside), " +
                           std::to_string(f.taken) + " numbers given up to the program; the trace opened again " +

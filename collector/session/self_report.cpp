@@ -100,13 +100,8 @@ std::string SelfReport::line() const {
 
 void self_report_hook(void* ctx, trace::TraceWriter& w, bool final) {
     if (!final) return;
-    std::string text = SelfReport::gather(*static_cast<const Pipeline*>(ctx)).line();
-    trace::Status st;
-    st.timestamp = clock::now();
-    st.component = trace::Component::Collector;
-    st.level = trace::StatusLevel::Info;
-    st.message = w.intern(text.data(), text.size());
-    w.add(st);
+    write_status(w, trace::Component::Collector, trace::StatusLevel::Info,
+                 SelfReport::gather(*static_cast<const Pipeline*>(ctx)).line());
 }
 
 }  // namespace gprof::collector

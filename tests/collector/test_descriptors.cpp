@@ -37,6 +37,24 @@ bool same_file(int a, int b) {
     return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+// A trace at `path` written through the collector's guard (process/trace_file.h), in 4 KiB chunks; null on failure.
+gprof::collector::TraceFile* open_guarded(gprof::trace::TraceWriter& w, const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    auto* file = new gprof::collector::TraceFile();  // leaked: the writer closes through it
+    file->adopt(fd, path);
+    gprof::trace::TraceWriter::Options o;
+    o.chunk_bytes = 4096;
+    o.guard = file;
+    return w.open(file->descriptor(), gprof::testing::test_header(), o) ? file : nullptr;
+}
+
+void add_marks(gprof::trace::TraceWriter& w, const char* name, int n) {
+    gprof::trace::Nvtx r;
+    r.type = gprof::trace::NvtxType::Mark;
+    r.name = w.intern(name);
+    for (int i = 0; i < n; ++i) w.add(r);
+}
+
 int set_soft_limit(rlim_t soft) {
     rlimit r{};
     ::getrlimit(RLIMIT_NOFILE, &r);
@@ -158,26 +176,17 @@ TEST_CASE("trace file: a raw close_range under the writer: the trace is opened a
     std::string path = dir.file("t.gprof");
     std::string other = dir.file("program-file");
     CHECK(in_child([&] {
-              int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-              auto* file = new gprof::collector::TraceFile();
-              file->adopt(fd, path);
               gprof::trace::TraceWriter w;
-              gprof::trace::TraceWriter::Options o;
-              o.chunk_bytes = 4096;
-              o.guard = file;
-              if (!w.open(file->descriptor(), gprof::testing::test_header(), o)) return 1;
-              gprof::trace::Nvtx r;
-              r.type = gprof::trace::NvtxType::Mark;
-              r.name = w.intern("before");
-              for (int i = 0; i < 1000; ++i) w.add(r);
+              auto* file = open_guarded(w, path);
+              if (!file) return 1;
+              add_marks(w, "before", 1000);
               w.flush();
               // The program closes everything by the system call itself and opens a file of its own, which may well
               // get the trace's old number.
               ::syscall(SYS_close_range, 3, ~0U, 0);
               int mine = -1;
               for (int i = 0; i < 5000; ++i) mine = ::open(other.c_str(), O_WRONLY | O_CREAT, 0600);
-              r.name = w.intern("after");
-              for (int i = 0; i < 1000; ++i) w.add(r);
+              add_marks(w, "after", 1000);
               if (!w.finish(2'000'000'000)) return 2;
               struct stat st {};
               ::fstat(mine, &st);
@@ -198,23 +207,14 @@ TEST_CASE("trace file: removed under the writer: what cannot be written is count
     std::string path = dir.file("t.gprof");
     std::string kept = dir.file("kept.gprof");
     CHECK(in_child([&] {
-              int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-              auto* file = new gprof::collector::TraceFile();
-              file->adopt(fd, path);
               gprof::trace::TraceWriter w;
-              gprof::trace::TraceWriter::Options o;
-              o.chunk_bytes = 4096;
-              o.guard = file;
-              if (!w.open(file->descriptor(), gprof::testing::test_header(), o)) return 1;
-              gprof::trace::Nvtx r;
-              r.type = gprof::trace::NvtxType::Mark;
-              r.name = w.intern("x");
-              for (int i = 0; i < 100; ++i) w.add(r);
+              if (!open_guarded(w, path)) return 1;
+              add_marks(w, "x", 100);
               w.flush();
               if (::link(path.c_str(), kept.c_str()) != 0) return 2;  // to read what was written
               ::unlink(path.c_str());
               ::syscall(SYS_close_range, 3, ~0U, 0);
-              for (int i = 0; i < 1000; ++i) w.add(r);
+              add_marks(w, "x", 1000);
               w.flush();
               if (!w.descriptor_lost()) return 3;
               w.finish(2'000'000'000);
