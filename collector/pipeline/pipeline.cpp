@@ -275,8 +275,7 @@ void Pipeline::say_write_error() {
     int err = writer_.error();
     if (writer_.descriptor_lost())
         log::warn("the program closed or replaced the trace's descriptor and the trace cannot be opened again ({}): "
-                  "what is recorded from now on is counted and said at the end", options_.guard ?
-                  options_.guard->lost_reason() : std::strerror(err));
+                  "what cannot be written is counted and said at the end", std::strerror(err));
     else
         log::warn("cannot write the trace ({}): recording goes on, and what does not fit is counted and said at the end",
                   std::strerror(err));

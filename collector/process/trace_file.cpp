@@ -3,7 +3,6 @@
 #include <fcntl.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "base/descriptors.h"
 
@@ -33,10 +32,7 @@ int TraceFile::acquire() noexcept {
     // Gone or taken: closed behind our back (a raw system call), or dup2()ed over with no number to step aside to.
     // The number is the program's now; the trace is opened again by name, appending.
     int fresh = open_again();
-    if (fresh < 0) {
-        lost_errno_.store(errno, std::memory_order_relaxed);
-        return -1;
-    }
+    if (fresh < 0) return -1;  // errno: why (the writer counts what it cannot write, and says so)
     if (!descriptors::replace(slot_, fd, fresh)) {
         // Opened again meanwhile by a signal handler's flush: use that one.
         descriptors::close_own(fresh);
@@ -57,11 +53,6 @@ void TraceFile::close() noexcept {
     else if (first_fd_ >= 0) descriptors::close_own(first_fd_);
     slot_ = -1;
     first_fd_ = -1;
-}
-
-const char* TraceFile::lost_reason() const noexcept {
-    int err = lost_errno_.load(std::memory_order_relaxed);
-    return err ? std::strerror(err) : "";
 }
 
 }  // namespace gprof::collector

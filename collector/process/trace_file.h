@@ -27,7 +27,6 @@ public:
     int acquire() noexcept override;
     void release() noexcept override;
     void close() noexcept override;
-    const char* lost_reason() const noexcept override;
 
     // Times the trace was opened again after the program took its descriptor.
     uint32_t reopened() const noexcept { return reopened_.load(std::memory_order_relaxed); }
@@ -39,7 +38,6 @@ private:
     int first_fd_ = -1;
     std::string path_;
     std::atomic<uint32_t> reopened_{0};
-    std::atomic<int> lost_errno_{0};
 };
 
 }  // namespace gprof::collector

@@ -398,7 +398,6 @@ bool within_file_size_limit(uint64_t size) noexcept {
 
 }  // namespace
 
-
 bool TraceWriter::make_room(int fd, size_t bytes) {
     uint64_t want = bytes_written_ + bytes + kTailReserveBytes;
     if (!can_preallocate_ || want <= allocated_to_) return true;
@@ -507,10 +506,8 @@ void TraceWriter::add_end_records(Timestamp timestamp, uint32_t ended_by_signal)
         // One line for the reports: what failed and what it cost. Never allocates more than this once.
         bool full = error_ == ENOSPC || error_ == EDQUOT;
         std::string cause = full ? std::string(error_ == EDQUOT ? "disk quota exceeded" : "disk full") : "write error";
-        if (descriptor_lost_)
-            cause = std::string("the program closed or replaced the trace's descriptor and the trace could not be opened "
-                                "again") + (options_.guard && *options_.guard->lost_reason() ? " (" +
-                                std::string(options_.guard->lost_reason()) + ")" : std::string());
+        if (descriptor_lost_)  // error_ is then why the trace could not be opened again
+            cause = "the program closed or replaced the trace's descriptor and the trace could not be opened again";
         std::string text = cause +
                            ": " + std::to_string(records_lost_) + " records could not be written to this trace (" +
                            (bytes_lost_ ? std::to_string(bytes_lost_) + " bytes; " : std::string()) +

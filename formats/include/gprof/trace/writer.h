@@ -38,8 +38,6 @@ public:
     virtual int acquire() noexcept = 0;
     virtual void release() noexcept = 0;  // the write is over
     virtual void close() noexcept = 0;    // the writer is done with the file
-    // Why acquire() failed, for the trace's last status line ("" when it never did).
-    virtual const char* lost_reason() const noexcept { return ""; }
 
 protected:
     ~DescriptorGuard() = default;
