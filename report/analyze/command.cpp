@@ -28,6 +28,7 @@ struct AnalyzeArgs {
     size_t gaps = 5;
     bool nested_driver_calls = false;
     std::vector<std::string> clock_offsets;
+    bool all_ranks = false;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
@@ -87,7 +88,7 @@ int run_analyze(const AnalyzeArgs& args) {
                 std::ostringstream text;
                 if (format == OutputFormat::Markdown) render_analysis_markdown(a, text);
                 else render_analysis_table(a, text);
-                if (ranks) text << "\n", render_rank_view(*ranks, format, text);
+                if (ranks) text << "\n", render_rank_view(*ranks, format, text, {20, args.all_ranks});
                 out << printable_text(text.str());
                 break;
             }
@@ -116,6 +117,7 @@ void register_analyze_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--gaps", args->gaps, "How many of the largest GPU idle gaps to list")->capture_default_str();
     cmd->add_flag(kNestedDriverCallsFlag, args->nested_driver_calls, kNestedDriverCallsHelp);
     cmd->add_option(kClockOffsetFlag, args->clock_offsets, kClockOffsetHelp);
+    cmd->add_flag("--all-ranks", args->all_ranks, "In the ranks view, one row per rank however many");
     cmd->callback([args, exit_code] { *exit_code = run_analyze(*args); });
 }
 

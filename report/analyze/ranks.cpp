@@ -1,15 +1,12 @@
 #include "analyze/ranks.h"
 
 #include <algorithm>
-#include <cmath>
-#include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "analyze/steps.h"
 #include "model/identity.h"
-#include "model/stats.h"
-#include "output/text.h"
+#include "model/saturate.h"
 
 namespace gprof::report {
 
@@ -138,12 +135,14 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
         }
         out.push_back(std::move(f));
     }
-    std::sort(out.begin(), out.end(), [](const RankFigures& a, const RankFigures& b) {
-        bool ra = a.rank >= 0, rb = b.rank >= 0;
-        if (ra != rb) return ra;
-        return std::tie(a.rank, a.job, a.host, a.boot_id, a.pid) < std::tie(b.rank, b.job, b.host, b.boot_id, b.pid);
-    });
+    std::sort(out.begin(), out.end(), rank_order);
     return out;
+}
+
+bool rank_order(const RankFigures& a, const RankFigures& b) {
+    bool ra = a.rank >= 0, rb = b.rank >= 0;
+    if (ra != rb) return ra;
+    return std::tie(a.rank, a.job, a.host, a.boot_id, a.pid) < std::tie(b.rank, b.job, b.host, b.boot_id, b.pid);
 }
 
 // ----- JSON of one rank ----------------------------------------------------------------------------------------
@@ -229,288 +228,6 @@ RankFigures rank_figures_from_json(const json& j) {
         f.steps.push_back(rs);
     }
     return f;
-}
-
-// ----- the cross-rank view -------------------------------------------------------------------------------------
-
-namespace {
-
-std::string pct_text(double pct) {
-    std::string s = format_fixed(std::abs(pct), std::abs(pct) < 10 ? 1 : 0);
-    return (pct < 0 ? "-" : "+") + s + " %";
-}
-
-std::string short_name(const RankFigures& f) {
-    return f.rank >= 0 ? "rank " + std::to_string(f.rank) : f.label;
-}
-
-}  // namespace
-
-RankView compare_ranks(std::vector<RankFigures> ranks) {
-    RankView v;
-    std::sort(ranks.begin(), ranks.end(), [](const RankFigures& a, const RankFigures& b) {
-        bool ra = a.rank >= 0, rb = b.rank >= 0;
-        if (ra != rb) return ra;
-        return std::tie(a.rank, a.job, a.host, a.boot_id, a.pid) < std::tie(b.rank, b.job, b.host, b.boot_id, b.pid);
-    });
-    v.ranks = std::move(ranks);
-    v.lines.resize(v.ranks.size());
-    std::set<std::pair<std::string, std::string>> hosts;
-    for (const auto& f : v.ranks) {
-        hosts.insert({f.host, f.boot_id});
-        v.kernels += f.kernels;
-        v.nccl_kernels += f.nccl_kernels;
-        v.memcpys += f.memcpys;
-        v.api_calls += f.api_calls;
-        v.kernel_ns = sat_add(v.kernel_ns, f.kernel_ns);
-        v.nccl_ns = sat_add(v.nccl_ns, f.nccl_ns);
-        v.compute_ns = sat_add(v.compute_ns, f.compute_ns);
-        v.memcpy_ns = sat_add(v.memcpy_ns, f.memcpy_ns);
-    }
-    v.hosts = hosts.size();
-    if (v.ranks.size() < 2) {
-        v.line = v.ranks.empty() ? "no rank did GPU work or has steps: nothing to compare"
-                                 : "one rank only (" + v.ranks[0].label + "): nothing to compare";
-        return v;
-    }
-
-    // The steps each rank is compared on: its NVTX steps, or (no rank has any) its whole run as one span.
-    std::vector<std::vector<RankStep>> steps(v.ranks.size());
-    std::vector<size_t> with_steps;
-    for (size_t r = 0; r < v.ranks.size(); ++r)
-        if (!v.ranks[r].steps.empty()) with_steps.push_back(r);
-    if (with_steps.empty()) {
-        v.step_source = "whole run";
-        for (size_t r = 0; r < v.ranks.size(); ++r) {
-            const RankFigures& f = v.ranks[r];
-            steps[r].push_back({f.first_ns, f.last_ns - f.first_ns, f.nccl_ns, f.compute_ns});
-            with_steps.push_back(r);
-        }
-    } else {
-        for (size_t r : with_steps) steps[r] = v.ranks[r].steps;
-        v.step_source = v.ranks[with_steps.front()].step_source;
-        for (size_t r = 0; r < v.ranks.size(); ++r)
-            if (v.ranks[r].steps.empty())
-                v.notes.push_back(v.ranks[r].label + " has no steps: left out of the step comparison");
-    }
-    size_t n = SIZE_MAX, most = 0;
-    for (size_t r : with_steps) {
-        n = std::min(n, steps[r].size());
-        most = std::max(most, steps[r].size());
-    }
-    v.steps_compared = n;
-    if (n != most)
-        v.notes.push_back("the ranks have " + std::to_string(n) + " to " + std::to_string(most) +
-                          " steps: the first " + std::to_string(n) + " of each are compared, step by step in order");
-
-    std::vector<double> skews;
-    std::vector<int64_t> total_work(v.ranks.size(), 0);
-    for (size_t i = 0; i < n; ++i) {
-        StepAcrossRanks s;
-        s.index = i;
-        std::vector<double> work;
-        int64_t first_start = INT64_MAX, last_start = INT64_MIN;
-        for (size_t r : with_steps) {
-            const RankStep& rs = steps[r][i];
-            int64_t w = rs.work_ns();
-            work.push_back(static_cast<double>(w));
-            total_work[r] = sat_add(total_work[r], w);
-            if (w > s.max_work_ns || (s.max_work_ns == 0 && r == with_steps.front())) {
-                s.max_work_ns = w;
-                s.slowest = r;
-            }
-            first_start = std::min(first_start, rs.start_ns);
-            last_start = std::max(last_start, rs.start_ns);
-        }
-        s.start_ns = first_start;
-        s.start_skew_ns = last_start - first_start;
-        skews.push_back(static_cast<double>(s.start_skew_ns));
-        s.median_work_ns = median_of(work);
-        s.spread = s.median_work_ns > 0 ? static_cast<double>(s.max_work_ns) / s.median_work_ns : 1.0;
-        ++v.lines[s.slowest].slowest_in;
-        v.steps.push_back(s);
-    }
-    for (size_t r : with_steps) {
-        RankLine& l = v.lines[r];
-        l.steps = n;
-        std::vector<double> dur, work;
-        double nccl = 0, compute = 0;
-        for (size_t i = 0; i < n; ++i) {
-            dur.push_back(static_cast<double>(steps[r][i].duration_ns));
-            work.push_back(static_cast<double>(steps[r][i].work_ns()));
-            nccl += static_cast<double>(steps[r][i].nccl_ns);
-            compute += static_cast<double>(steps[r][i].compute_ns);
-        }
-        l.median_step_ns = median_of(dur);
-        l.median_work_ns = median_of(work);
-        l.nccl_per_step_ns = n ? nccl / double(n) : 0;
-        l.compute_per_step_ns = n ? compute / double(n) : 0;
-    }
-
-    // The slowest rank: slowest in the most steps; ties by the most work over the compared steps.
-    size_t slow = with_steps.front();
-    for (size_t r : with_steps)
-        if (v.lines[r].slowest_in > v.lines[slow].slowest_in ||
-            (v.lines[r].slowest_in == v.lines[slow].slowest_in && total_work[r] > total_work[slow]))
-            slow = r;
-    v.slowest_rank = slow;
-    std::vector<double> totals, others_nccl;
-    for (size_t r : with_steps) {
-        totals.push_back(static_cast<double>(total_work[r]));
-        if (r != slow) others_nccl.push_back(v.lines[r].nccl_per_step_ns);
-    }
-    double median_total = median_of(totals);
-    v.over_median_pct = median_total > 0 ? (static_cast<double>(total_work[slow]) / median_total - 1) * 100 : 0;
-    const RankFigures& sf = v.ranks[slow];
-    const RankLine& sl = v.lines[slow];
-    const std::string where = v.step_source == "whole run" ? std::string(" (no steps found: whole runs compared)")
-                                                           : " in " + std::to_string(sl.slowest_in) + " of " +
-                                                                 std::to_string(n) + " steps";
-    if (v.over_median_pct >= kStragglerMarginPct) {
-        v.straggler = slow;
-        // The others wait for it in NCCL when their extra time in NCCL kernels accounts for at least half of the
-        // work the straggler does beyond the median.
-        double others = median_of(others_nccl);
-        double extra_work = n ? (static_cast<double>(total_work[slow]) - median_total) / double(n) : 0;
-        v.others_wait_in_nccl = others > 0 && others - sl.nccl_per_step_ns >= 0.5 * extra_work;
-        v.line = sf.label + " is the slowest" + where + ", " + pct_text(v.over_median_pct) + " on the median";
-        if (v.others_wait_in_nccl)
-            v.line += "; the others wait for it in NCCL (" + format_time_auto(others) + " per step, against " +
-                      format_time_auto(sl.nccl_per_step_ns) + " on " + short_name(sf) + ")";
-    } else {
-        v.line = "no straggler: the slowest rank, " + sf.label + ", works " + pct_text(v.over_median_pct) +
-                 " on the median (within " + format_fixed(kStragglerMarginPct, 0) + " %)";
-    }
-    if (v.hosts > 1) {
-        std::string skew = skews.empty() ? std::string() : format_time_auto(median_of(skews));
-        v.notes.insert(v.notes.begin(),
-                       std::to_string(v.hosts) + " hosts on one realtime axis: their clocks are taken as in sync "
-                       "(NTP: about a millisecond apart, PTP: microseconds); the same step starts " + skew +
-                       " apart across ranks at the median. Correct a host with --clock-offset HOST=NS");
-    }
-    return v;
-}
-
-// ----- output ----------------------------------------------------------------------------------------------------
-
-json rank_view_to_json(const RankView& v) {
-    json ranks = json::array();
-    for (size_t r = 0; r < v.ranks.size(); ++r) {
-        json j = rank_figures_to_json(v.ranks[r]);
-        const RankLine& l = v.lines[r];
-        j["compared"] = {{"steps", l.steps},
-                         {"median_step_ns", l.median_step_ns},
-                         {"median_work_ns", l.median_work_ns},
-                         {"nccl_per_step_ns", l.nccl_per_step_ns},
-                         {"compute_per_step_ns", l.compute_per_step_ns},
-                         {"slowest_in", l.slowest_in}};
-        ranks.push_back(std::move(j));
-    }
-    json steps = json::array();
-    for (const auto& s : v.steps)
-        steps.push_back({{"index", s.index},
-                         {"start_ns", s.start_ns},
-                         {"start_skew_ns", s.start_skew_ns},
-                         {"median_work_ns", s.median_work_ns},
-                         {"max_work_ns", s.max_work_ns},
-                         {"slowest", v.ranks[s.slowest].label},
-                         {"slowest_rank", v.ranks[s.slowest].rank},
-                         {"spread", s.spread}});
-    json straggler = nullptr;
-    if (v.straggler) {
-        const RankFigures& f = v.ranks[*v.straggler];
-        straggler = {{"label", f.label},
-                     {"rank", f.rank},
-                     {"host", f.host},
-                     {"pid", f.pid},
-                     {"slowest_in", v.lines[*v.straggler].slowest_in},
-                     {"steps", v.steps_compared},
-                     {"over_median_pct", v.over_median_pct},
-                     {"others_wait_in_nccl", v.others_wait_in_nccl}};
-    }
-    return {{"schema_version", kRankViewSchemaVersion},
-            {"hosts", v.hosts},
-            {"step_source", v.step_source},
-            {"steps_compared", v.steps_compared},
-            {"straggler", straggler},
-            {"over_median_pct", v.over_median_pct},
-            {"line", v.line},
-            {"notes", v.notes},
-            {"totals",
-             {{"ranks", v.ranks.size()},
-              {"kernels", v.kernels},
-              {"nccl_kernels", v.nccl_kernels},
-              {"memcpys", v.memcpys},
-              {"api_calls", v.api_calls},
-              {"kernel_ns", v.kernel_ns},
-              {"nccl_ns", v.nccl_ns},
-              {"compute_ns", v.compute_ns},
-              {"memcpy_ns", v.memcpy_ns}}},
-            {"ranks", ranks},
-            {"steps", steps}};
-}
-
-void render_rank_view(const RankView& v, OutputFormat format, std::ostream& out, size_t max_step_rows) {
-    const bool md = format == OutputFormat::Markdown;
-    out << (md ? "## Ranks\n\n" : "Ranks: ") << v.ranks.size() << (v.ranks.size() == 1 ? " rank" : " ranks") << " on "
-        << v.hosts << (v.hosts == 1 ? " host" : " hosts") << "; GPU kernels " << format_time_auto(double(v.kernel_ns))
-        << " (NCCL " << format_time_auto(double(v.nccl_ns)) << ", compute " << format_time_auto(double(v.compute_ns))
-        << "), memcpy " << format_time_auto(double(v.memcpy_ns)) << ", " << v.api_calls << " API calls\n";
-    // Labels carry host names: whatever bytes a host is called, the text stays one line each.
-    out << (md ? "\n**" : "  ") << printable_line(v.line) << (md ? "**\n" : "\n");
-    for (const auto& n : v.notes) out << (md ? "\n" : "  note: ") << printable_line(n) << "\n";
-    if (v.ranks.empty()) return;
-    RenderOptions ro;
-    ro.format = md ? OutputFormat::Markdown : OutputFormat::Table;
-    ro.time_unit = TimeUnit::Ms;
-    Table t;
-    t.name = "ranks";
-    t.columns = {{"rank", "Rank", ColumnKind::Text},
-                 {"steps", "Steps", ColumnKind::Count},
-                 {"median_step", "Median step ({unit})", ColumnKind::TimeNs},
-                 {"median_work", "Median work ({unit})", ColumnKind::TimeNs},
-                 {"nccl_per_step", "NCCL/step ({unit})", ColumnKind::TimeNs},
-                 {"compute_per_step", "Compute/step ({unit})", ColumnKind::TimeNs},
-                 {"slowest_in", "Slowest in", ColumnKind::Count},
-                 {"kernel_ns", "Kernels ({unit})", ColumnKind::TimeNs},
-                 {"nccl_ns", "NCCL ({unit})", ColumnKind::TimeNs}};
-    for (size_t r = 0; r < v.ranks.size(); ++r) {
-        const auto& f = v.ranks[r];
-        const auto& l = v.lines[r];
-        t.rows.push_back({f.label, int64_t(l.steps), l.median_step_ns, l.median_work_ns, l.nccl_per_step_ns,
-                          l.compute_per_step_ns, int64_t(l.slowest_in), double(f.kernel_ns), double(f.nccl_ns)});
-    }
-    out << "\n";
-    render_table(t, ro, out);
-    if (v.steps.empty()) return;
-    Table st;
-    st.name = "rank_steps";
-    st.columns = {{"step", "Step", ColumnKind::Count},
-                  {"slowest", "Slowest", ColumnKind::Text},
-                  {"max_work", "Max work ({unit})", ColumnKind::TimeNs},
-                  {"median_work", "Median work ({unit})", ColumnKind::TimeNs},
-                  {"spread", "Spread (max/median)", ColumnKind::Number, 2},
-                  {"start_skew", "Start skew ({unit})", ColumnKind::TimeNs}};
-    // The first steps, then the worst spreads among the rest: a long run stays readable.
-    std::vector<size_t> shown;
-    for (size_t i = 0; i < v.steps.size(); ++i) shown.push_back(i);
-    if (max_step_rows && shown.size() > max_step_rows) {
-        std::vector<size_t> rest(shown.begin() + static_cast<long>(max_step_rows / 2), shown.end());
-        std::stable_sort(rest.begin(), rest.end(), [&](size_t a, size_t b) { return v.steps[a].spread > v.steps[b].spread; });
-        rest.resize(max_step_rows - max_step_rows / 2);
-        shown.resize(max_step_rows / 2);
-        shown.insert(shown.end(), rest.begin(), rest.end());
-        std::sort(shown.begin(), shown.end());
-        st.notes.push_back(std::to_string(shown.size()) + " of " + std::to_string(v.steps.size()) +
-                           " steps shown: the first ones and those of the widest spread (--format json lists all)");
-    }
-    for (size_t i : shown) {
-        const auto& s = v.steps[i];
-        st.rows.push_back({int64_t(s.index), short_name(v.ranks[s.slowest]), double(s.max_work_ns), s.median_work_ns,
-                           s.spread, double(s.start_skew_ns)});
-    }
-    out << "\n";
-    render_table(st, ro, out);
 }
 
 }  // namespace gprof::report

@@ -5,8 +5,9 @@
 //                    and per step (NVTX, like analyze) its duration and the NCCL / compute time inside it. Times
 //                    are absolute CLOCK_REALTIME ns, so figures computed on different machines line up. The JSON
 //                    form (rank_figures_to_json) is small: a few numbers per step.
-//   compare_ranks()  the cross-rank view from any set of figures: per step the slowest rank and the spread, per
-//                    rank the time waiting in collectives versus computing, and one line naming the straggler.
+//   compare_ranks()  the cross-rank view from any set of figures: per rank the time waiting in collectives versus
+//                    computing, the distribution across ranks, the ranks that stand out (analyze/straggler.h) and
+//                    one line naming the straggler; per step the spread across ranks.
 // `gprof-report ranks` runs both (on traces, or on the JSON files of earlier runs: the merge); `analyze` appends
 // the view when its input holds two ranks or more.
 #pragma once
@@ -20,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/straggler.h"
 #include "model/model.h"
 #include "output/table.h"
 
@@ -55,6 +57,8 @@ struct RankFigures {
 // One entry per rank of the run (processes of one (job, rank) together), and one per process without a rank that
 // did GPU work or has steps; sorted by rank, then host and pid. `step_pattern` as analyze's --step-range.
 std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pattern);
+// The order ranks are listed in: by rank number, then the processes without one by host and pid.
+bool rank_order(const RankFigures& a, const RankFigures& b);
 
 inline constexpr int kRankFiguresSchemaVersion = 1;
 nlohmann::json rank_figures_to_json(const RankFigures& f);
@@ -68,45 +72,64 @@ struct StepAcrossRanks {
     int64_t start_ns = 0;       // earliest start among the ranks (CLOCK_REALTIME)
     int64_t start_skew_ns = 0;  // latest start - earliest start
     double median_work_ns = 0;
+    double p90_work_ns = 0;
     int64_t max_work_ns = 0;
-    size_t slowest = 0;         // index into RankView::ranks
+    size_t slowest = 0;         // index into RankView::ranks: the rank of the most work in this step (at scale: noise)
     double spread = 0;          // max / median of the work time; 1 = balanced
 };
 
 struct RankLine {
     size_t steps = 0;                // steps compared
     double median_step_ns = 0, median_work_ns = 0;
+    double mean_work_ns = 0;         // the total work over the compared steps / steps (random spikes move it)
     double nccl_per_step_ns = 0, compute_per_step_ns = 0;  // means over the compared steps
     size_t slowest_in = 0;           // steps in which this rank did the most work
+    double over_median_pct = 0;      // median work per step over the median rank's, % (negative: faster)
+};
+
+// Four points of a figure's distribution across ranks.
+struct AcrossRanks {
+    double min = 0, p50 = 0, p90 = 0, max = 0;
 };
 
 struct RankView {
-    std::vector<RankFigures> ranks;  // sorted by rank, then host and pid
+    std::vector<RankFigures> ranks;  // in rank order (numeric), then ranks without a number by host and pid
     std::vector<RankLine> lines;     // one per rank
     size_t hosts = 0;
     std::string step_source;         // "nvtx", "profiler-api", "whole run" (no steps anywhere: one span per rank)
     size_t steps_compared = 0;       // the fewest steps any rank has
     std::vector<StepAcrossRanks> steps;
-    std::optional<size_t> straggler;  // index into ranks; absent when balanced or fewer than two ranks
-    size_t slowest_rank = 0;         // the rank slowest most often (ties: most work), even when within the margin
-    double over_median_pct = 0;      // the slowest rank's work over the median rank's, in %
+    // The ranks with steps, across ranks: their median step, median work per step and NCCL per step.
+    AcrossRanks step_across, work_across, nccl_across;
+    // The robust test over each rank's median work per step (analyze/straggler.h); its indexes are into `ranks`.
+    OutlierTest outliers;
+    std::vector<size_t> stragglers;  // the ranks that stand out, most outstanding first (indexes into ranks)
+    std::optional<size_t> straggler;  // stragglers.front(); absent when none stands out or fewer than two ranks
+    double over_median_pct = 0;      // the most outstanding rank's excess over the median rank, % (0: none above)
     bool others_wait_in_nccl = false;
-    std::string line;                // "rank 1 @ nodeB is the slowest in 19 of 20 steps, +27 % on the median; ..."
-    std::vector<std::string> notes;  // clock assumption, unequal step counts, ...
+    std::string line;                // "rank 1 @ nodeB (pid 7) is a straggler: +29 % work per step on ..."
+    std::vector<std::string> notes;  // clock assumption, unequal step counts, stragglers sharing a host, ...
     // Totals over the ranks (the merged summary).
     uint64_t kernels = 0, nccl_kernels = 0, memcpys = 0, api_calls = 0;
     int64_t kernel_ns = 0, nccl_ns = 0, compute_ns = 0, memcpy_ns = 0;
 };
 
-// A rank is a straggler when it does this much more work than the median rank (over the compared steps).
-inline constexpr double kStragglerMarginPct = 5.0;
-
 RankView compare_ranks(std::vector<RankFigures> ranks);
 
-inline constexpr int kRankViewSchemaVersion = 1;
+// 2: the straggler from robust statistics (stragglers[], outliers, the distribution across ranks); 1: the rank
+// slowest in the most steps.
+inline constexpr int kRankViewSchemaVersion = 2;
 nlohmann::json rank_view_to_json(const RankView& v);
-// Text (table / markdown) of the view: the straggler line, the per-rank table, the per-step table (the first
-// `max_step_rows` steps and the slowest ones; 0 = every step).
-void render_rank_view(const RankView& v, OutputFormat format, std::ostream& out, size_t max_step_rows = 20);
+
+struct RankRenderOptions {
+    size_t max_step_rows = 20;  // the first steps and the widest spreads; 0 = every step
+    bool all_ranks = false;     // one row per rank even above kRanksListedWhole
+};
+// Up to this many ranks the table lists every rank; above, the distribution across ranks and the ranks that stand
+// out (--all-ranks for every row).
+inline constexpr size_t kRanksListedWhole = 32;
+// Text (table / markdown) of the view: the straggler line, the ranks (every one, or the distribution and the top
+// ones), the per-step table.
+void render_rank_view(const RankView& v, OutputFormat format, std::ostream& out, const RankRenderOptions& options = {});
 
 }  // namespace gprof::report

@@ -31,6 +31,7 @@ struct RanksArgs {
     std::string step_range;
     std::vector<std::string> clock_offsets;
     size_t rows = 20;
+    bool all_ranks = false;
     bool nested_driver_calls = false;
 };
 
@@ -120,7 +121,7 @@ int run_ranks(const RanksArgs& args) {
         std::ostream& out = file ? file->stream() : std::cout;
         if (format == OutputFormat::Json)
             out << rank_view_to_json(view).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-        else render_rank_view(view, format, out, args.rows);
+        else render_rank_view(view, format, out, {args.rows, args.all_ranks});
         if (file) file->commit();
     } catch (const std::exception& e) {
         std::cerr << who << e.what() << "\n";
@@ -147,6 +148,9 @@ void register_ranks_command(CLI::App& app, int* exit_code) {
                     "NVTX range name or regex (whole name, case-insensitive) marking one step; default as analyze");
     cmd->add_option(kClockOffsetFlag, args->clock_offsets, kClockOffsetHelp);
     cmd->add_option("--rows", args->rows, "Steps listed in the table (0: all)")->capture_default_str();
+    cmd->add_flag("--all-ranks", args->all_ranks,
+                  "One row per rank, however many (by default above 32 ranks: the distribution across ranks and the "
+                  "ranks that stand out)");
     cmd->add_flag(kNestedDriverCallsFlag, args->nested_driver_calls, kNestedDriverCallsHelp);
     cmd->callback([args, exit_code] { *exit_code = run_ranks(*args); });
 }

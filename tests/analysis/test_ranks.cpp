@@ -142,13 +142,18 @@ TEST_CASE("ranks: the straggler is named with its numbers, and the others wait f
     CHECK(v.lines[1].slowest_in == 19);
     CHECK(v.lines[0].slowest_in == 1);
     CHECK(v.steps[5].slowest == 0);
-    // Work over 20 steps: rank 1 270 ms, rank 0 19 x 10.5 + 14.5 = 214 ms (the median), rank 2 210 ms.
-    CHECK(v.over_median_pct == Approx((270.0 / 214.0 - 1) * 100));
+    // Median work per step: rank 1 13.5 ms, ranks 0 and 2 10.5 ms (rank 0's one step of 14.5 ms does not move it).
+    CHECK(v.over_median_pct == Approx((13.5 / 10.5 - 1) * 100));
+    CHECK(v.lines[0].median_work_ns == Approx(10.5 * kMs));
+    CHECK(v.lines[0].mean_work_ns == Approx((19 * 10.5 + 14.5) / 20 * kMs));
+    CHECK(v.stragglers == std::vector<size_t>{1});
+    CHECK(v.outliers.top.front().confidence == Approx(1));
     // NCCL per step: rank 0 (19 x 4 + 1) / 20 = 3.85 ms, rank 2 (19 x 4 + 5) / 20 = 4.05 ms: median 3.95 ms;
     // rank 1 (19 x 1 + 2) / 20 = 1.05 ms.
     CHECK(v.others_wait_in_nccl);
-    CHECK(v.line == "rank 1 @ nodeB (pid 7) is the slowest in 19 of 20 steps, +26 % on the median; the others wait "
-                    "for it in NCCL (3.9500ms per step, against 1.0500ms on rank 1)");
+    CHECK(v.line == "rank 1 @ nodeB (pid 7) is a straggler: +29 % work per step on the median rank (13.500ms against "
+                    "10.500ms, 20 steps; confidence > 99.9 %); the others wait for it in NCCL (3.9500ms per step, "
+                    "against 1.0500ms on rank 1)");
     CHECK(v.steps[0].spread == Approx(13.5 / 10.5));
     CHECK(v.hosts == 3);
     REQUIRE(!v.notes.empty());
@@ -171,8 +176,8 @@ TEST_CASE("ranks: balanced ranks have no straggler, and the line says how close 
     RankView v = compare_ranks(rank_figures(load_run({tmp.path()}), ""));
     CHECK_FALSE(v.straggler);
     CHECK(v.over_median_pct == Approx(0));
-    CHECK(v.line.rfind("no straggler: the slowest rank, ", 0) == 0);
-    CHECK(v.line.find("(within 5 %)") != std::string::npos);
+    CHECK(v.line == "no straggler: no rank works 5 % more per step than the median rank with 99 % confidence (every "
+                    "rank works the same per step)");
 }
 
 TEST_CASE("ranks: the merge of per-rank JSON equals the view of the raw traces", "[ranks][merge]") {
@@ -196,7 +201,7 @@ TEST_CASE("ranks: the merge of per-rank JSON equals the view of the raw traces",
             from_json.push_back(rank_figures_from_json(json::parse(rank_figures_to_json(f).dump())));
     CHECK(rank_view_to_json(compare_ranks(from_json)) == rank_view_to_json(compare_ranks(rank_figures(load_run({tmp.path() / "job"}), ""))));
     // Table text of the merge names the straggler as well.
-    CHECK(run_cli("ranks" + files).find("rank 1 @ nodeB (pid 7) is the slowest in 19 of 20 steps") != std::string::npos);
+    CHECK(run_cli("ranks" + files).find("rank 1 @ nodeB (pid 7) is a straggler: +29 %") != std::string::npos);
 }
 
 TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {

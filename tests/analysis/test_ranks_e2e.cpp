@@ -145,12 +145,12 @@ TEST_CASE("e2e: two ranks on two hosts at once, one slower: labels, one clock, t
     CHECK(v["steps_compared"] == steps);
     REQUIRE(v["straggler"].is_object());
     CHECK(v["straggler"]["rank"] == 1);
-    // Rank 1 sleeps 60 ms a step, rank 0 20 ms: on a loaded machine a step of rank 0 may still come out slower.
-    const int slowest_in = v["straggler"]["slowest_in"].get<int>();
-    CHECK(slowest_in >= steps - 2);
-    CHECK(v["line"].get<std::string>().rfind(
-              label1 + " is the slowest in " + std::to_string(slowest_in) + " of 8 steps, +", 0) == 0);
-    CHECK(v["straggler"]["over_median_pct"].get<double>() > 25);  // 60 against the mean of 20 and 60: +50 %
+    // Rank 1 sleeps 60 ms a step, rank 0 20 ms: held to rank 0, +200 % (a loaded machine stretches a step or two of
+    // either rank, which the medians do not see).
+    CHECK(v["line"].get<std::string>().rfind(label1 + " is a straggler: +", 0) == 0);
+    CHECK(v["line"].get<std::string>().find(" work per step on rank 0 (") != std::string::npos);
+    CHECK(v["straggler"]["over_median_pct"].get<double>() > 100);
+    CHECK(v["straggler"]["confidence"].get<double>() >= 0.99);
 
     // One clock: each step's start on the merged axis is the process's own realtime anchor plus its trace clock.
     for (size_t r = 0; r < 2; ++r) {
