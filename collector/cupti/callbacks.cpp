@@ -332,8 +332,24 @@ void Session::on_context_created(CUcontext ctx) {
         auto self = static_cast<uint32_t>(::gettid());
         if (self == p->writer_tid()) translator_.set_own_thread(self);  // both run on this thread
         DeviceInfo info;
-        if (query_device(device, info)) write_device_record(w, info);
+        if (query_device(device, info)) {
+            write_device_record(w, info);
+            return;
+        }
+        trace::Status st;
+        st.timestamp = clock::now();
+        st.component = trace::Component::Cupti;
+        st.level = StatusLevel::Warning;
+        std::string text = "device " + std::to_string(device) +
+                           " ran CUDA work, but the driver no longer answered for its name and properties (the "
+                           "process was already ending)";
+        st.message = w.intern(text.data(), text.size());
+        w.add(st);
     });
+    // Now, not at the writer's next period: the driver answers only until the process starts to exit (it shuts
+    // itself down in exit handlers that run before ours), and a short program ends within milliseconds of its
+    // first context (the H200's known-answer runs of 2026-11-27: 8-26 ms; the period is 100 ms).
+    p->nudge();
 }
 
 }  // namespace gprof::collector::cupti

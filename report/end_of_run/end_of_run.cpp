@@ -75,12 +75,11 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         AggregateOptions ao;
         ao.filter = filter;
         Aggregate agg = aggregate_run(result.traces, ao);
+        // The collector's warning and error Status lines are not repeated here: the collector said the ones a user
+        // must hear on stderr when they happened (a refused CUPTI, a CUDA it could not record: one line each), and
+        // the summary's process block and summary.txt list them all. Repeated, the same line stood twice on stderr
+        // (H200 2026-11-27: GPROF_CUPTI_LIB refused beside PyTorch's CUPTI).
         result.warnings = agg.warnings;
-        // Why CUDA activity may be missing: the collector's warning/error Status records, per process.
-        for (const auto& p : agg.processes)
-            for (const auto& line : p.status_lines)
-                if (line.find(" info: ") == std::string::npos)
-                    result.warnings.push_back(trace_label(p.path) + ": " + line);
 
         // The full model serves the timeline and the analysis section.
         std::optional<Run> run;

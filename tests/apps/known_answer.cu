@@ -708,7 +708,11 @@ void mode_memory(Answer& a, bool run) {
     a.device_peak_bytes = 64 * MiB + 2 * MiB + 16 * MiB;  // pinned host and managed memory are not device memory
     a.memsets.push_back({16 * MiB, 1, 0});
     a.api.push_back({"cudaMalloc", 2, false});
-    a.api.push_back({"cudaMallocHost", 1, false});
+    // cudaMallocHost(&pinned, n) on a char** is cuda_runtime.h's C++ template cudaMallocHost(T**, size_t,
+    // flags = 0), which calls ::cudaHostAlloc: the runtime (and so CUPTI, nsys and gprof-run) sees cudaHostAlloc,
+    // measured so on an H200 with CUDA 13.0 and 12.9's CUPTI (2026-11-27). Only the C API's
+    // cudaMallocHost((void**)&p, n) is recorded as cudaMallocHost.
+    a.api.push_back({"cudaHostAlloc", 1, false});
     a.api.push_back({"cudaMallocManaged", 1, false});
     a.api.push_back({"cudaMallocAsync", 1, false});
     a.api.push_back({"cudaFreeAsync", 1, false});

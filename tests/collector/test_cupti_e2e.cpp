@@ -390,6 +390,28 @@ TEST_CASE("e2e: the collector's own driver queries are not the program's API cal
     CHECK(api_calls_named(t, "cuDriverGetVersion") == 0);
 }
 
+TEST_CASE("e2e: a program that ends soon after its first context still gets its Device record",
+          "[cupti][e2e][driver]") {
+    // The driver shuts itself down at exit before the collector's exit handler runs (the libcuda stand-in models
+    // it): a device query left to the end finds no driver. A writer period far longer than the program (60 s)
+    // leaves it to the end unless the context's creation has it done at once.
+    E2E e("short-after-context", 5, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}, {"GPROF_FLUSH_MS", "60000"}});
+    INFO(e.run.err);
+    REQUIRE(e.run.exit_code() == 0);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const auto& t = ts[0];
+    CHECK(t.count(trace::RecordKind::Kernel) == 5);
+    size_t devices = 0;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::Device) {
+            ++devices;
+            CHECK(t.str(r.device.name) == "Stand-in GPU");
+        }
+    CHECK(devices == 1);
+    CHECK(t.count_status("no longer answered", trace::StatusLevel::Warning) == 0);
+}
+
 TEST_CASE("e2e: a driver older than CUPTI's CUDA: one line with both versions, the program left alone",
           "[cupti][e2e][driver]") {
     E2E e("basic", 10, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}, {"GPROF_TEST_CUDA_DRIVER_VERSION", "12040"}});

@@ -38,7 +38,7 @@ OVERRUN_FACTOR, OVERRUN_SLACK_S = 3, 60
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """One registry entry. `basis` says where `estimate_s` comes from: a measured figure ("H100 2026-11-22: ...")
+    """One registry entry. `basis` says where `estimate_s` comes from: a measured figure ("H200 2026-11-27: ...")
     or a guess, which must start with "guess" so the plan and the results tell them apart."""
     group: str
     name: str

@@ -15,6 +15,7 @@ self-test (gpu_check.selftest) proves can fail, and one Check(...) line in regis
 This module also holds the checks of the capabilities (group "capability") and of the issues (group "issues").
 """
 import json
+import math
 import os
 import re
 import sys
@@ -512,6 +513,63 @@ def load_json(path, rc, err):
 # ----- the registry -------------------------------------------------------------------------------------------------
 
 H100 = "H100 2026-11-22: "
+H200 = "H200 2026-11-27: "
+
+# Seconds each check took on the H200 lease of 2026-11-27 (results.json of ../shared/gpu-runs/2026-11-27-h200/run1,
+# and run2 for the 13 `rest:` checks run 1's budget skipped). overhead:cuda ran 2 rounds, overhead:pytorch 1.
+H200_SECONDS = {
+    "smoke:kernels": 1.0,
+    "capability:graph-node": 0.9,
+    "capability:graph-level": 0.8,
+    "capability:nvtx-capture": 1.1,
+    "capability:memory": 0.9,
+    "capability:runtime-driver-calls": 1.1,
+    "capability:api-sources": 1.5,
+    "capability:buffer-attributes": 0.9,
+    "capability:cupti-subscribe": 1.1,
+    "capability:call-sites": 1.7,
+    "capability:python-frames": 26.2,
+    "capability:torch-profiler-told": 23.3,
+    "issues:pm-sampling-probe": 7.2,
+    "issues:cupti12.9": 29.3,
+    "overhead:cuda": 94.5,
+    "overhead:pytorch": 82.0,
+    "frameworks:jax": 10.3,
+    "frameworks:cupy": 3.4,
+    "frameworks:triton": 12.0,
+    "frameworks:compile": 42.8,
+    "frameworks:dataloader": 8.9,
+    "frameworks:spawn": 22.7,
+    "rest:pytorch-vs-torch.profiler": 37.8,
+    "rest:torch.compile-replays": 45.7,
+    "rest:overhead-call-sites": 49.4,
+    "rest:ka-static-memcpy": 0.8,
+    "rest:ka-static-memset": 0.8,
+    "rest:ka-static-streams": 0.9,
+    "rest:ka-static-tiny": 4.4,
+    "rest:ka-static-latency": 4.3,
+    "rest:ka-static-api": 3.1,
+    "rest:ka-static-memcpy-loop": 2.6,
+    "rest:ka-static-large": 1.8,
+    "rest:ka-static-range": 0.8,
+    "rest:ka-static-threads": 1.6,
+    "rest:ka-static-nvtx": 0.8,
+    "rest:ka-static-fork": 1.4,
+    "rest:ka-static-abort": 1.8,
+    "rest:ka-shared-kernels": 0.7,
+    "rest:ka-shared-memcpy": 0.8,
+    "rest:ka-shared-tiny": 4.3,
+    "rest:ka-shared-nvtx": 0.8,
+    "rest:ka-shared-fork": 1.4,
+    "rest:example": 0.4,
+}
+
+
+def measured(label, what="", rounds_run=1, rounds=1):
+    """(estimate_s, basis) of a check from its H200 seconds: rounded up, + 1 s (a cold driver, a busier machine),
+    scaled from the rounds that ran to the rounds asked for."""
+    seconds = H200_SECONDS[label] / rounds_run * rounds
+    return math.ceil(seconds) + 1, H200 + f"{seconds:.1f} s" + (f" ({what})" if what else "")
 
 
 # ----- issue 34: CUPTI 12.9 on the r580 driver ------------------------------------------------------------------------
@@ -639,76 +697,65 @@ def registry(options=None):
     py_rounds = getattr(options, "pytorch_rounds", None) or PYTORCH_OVERHEAD_ROUNDS
     checks = [
         # (1) smoke
-        Check("smoke", "kernels", 6, H100 + "ka-static-kernels 1 s (bare, gprof-run, dump); + every report (1.5 s "
-              "on the stored trace, dev-2c) and a cold driver", smoke, "cupti-session"),
+        Check("smoke", "kernels", *measured("smoke:kernels", "ka-static-kernels bare, gprof-run, dump; every report"),
+              smoke, "cupti-session"),
         # (2) one per capability that has met only the stand-in
-        Check("capability", "graph-node", 5, H100 + "ka-static-graph 1 s; + every report", 
+        Check("capability", "graph-node", *measured("capability:graph-node", "ka-static-graph; every report"),
               lambda ctx: g.known_mode(ctx, "static", "graph"), "graph-node"),
-        Check("capability", "graph-level", 4, H100 + "graph mode 1 s; + every report", g.graph_level, "graph-level"),
-        Check("capability", "nvtx-capture", 4, H100 + "ka-static-nvtx-capture 1-2 s; + the bare run", g.nvtx_capture,
-              "nvtx-capture"),
-        Check("capability", "memory", 5, "guess: the memory mode is newer than the H100 run; as graph",
+        Check("capability", "graph-level", *measured("capability:graph-level", "graph mode; every report"),
+              g.graph_level, "graph-level"),
+        Check("capability", "nvtx-capture", *measured("capability:nvtx-capture", "ka-static-nvtx-capture, bare run"),
+              g.nvtx_capture, "nvtx-capture"),
+        Check("capability", "memory", *measured("capability:memory", "ka-static-memory; every report"),
               lambda ctx: g.known_mode(ctx, "static", "memory"), "memory"),
-        Check("capability", "runtime-driver-calls", 5, H100 + "ka-static-kernels 1 s, twice (+ the bare runs)",
+        Check("capability", "runtime-driver-calls", *measured("capability:runtime-driver-calls",
+                                                              "ka-static-kernels twice + the bare runs"),
               runtime_driver_calls, "runtime-driver-calls"),
-        Check("capability", "api-sources", 6, H100 + "ka-static-kernels 1 s, three times (+ the bare runs)",
+        Check("capability", "api-sources", *measured("capability:api-sources", "ka-static-kernels three times"),
               api_sources, "api-from-activity"),
-        Check("capability", "buffer-attributes", 4, H100 + "ka-static-streams 2 s", buffer_attributes,
-              "buffer-attributes"),
-        Check("capability", "cupti-subscribe", 5, "guess: three runs of a program that starts CUDA and subscribes",
+        Check("capability", "buffer-attributes", *measured("capability:buffer-attributes", "ka-static-streams"),
+              buffer_attributes, "buffer-attributes"),
+        Check("capability", "cupti-subscribe", *measured("capability:cupti-subscribe", "three runs of the client"),
               cupti_subscribe, "cupti-subscribe"),
-        Check("capability", "call-sites", 6, H100 + "ka-kernels-backtrace 1 s, static and shared; + "
-              "cuda_callsite_sum", call_sites, "call-sites"),
-        Check("capability", "python-frames", 15, H100 + "train.py 300 steps under --backtrace 11 s; 50 steps here, "
-              "+ dump and report", python_frames, "python-frames"),
-        Check("capability", "torch-profiler-told", 42, "guess: three PyTorch processes with torch.profiler (train.py "
-              "under torch.profiler took 13.5 s on the H100)", g.torch_profiler_told, "torch-profiler-told"),
+        Check("capability", "call-sites", *measured("capability:call-sites", "ka-kernels-backtrace static and shared; "
+                                                    "cuda_callsite_sum"), call_sites, "call-sites"),
+        Check("capability", "python-frames", *measured("capability:python-frames", "train.py 50 steps under "
+                                                       "--backtrace, dump and report"), python_frames, "python-frames"),
+        Check("capability", "torch-profiler-told", *measured("capability:torch-profiler-told",
+                                                             "three PyTorch processes with torch.profiler"),
+              g.torch_profiler_told, "torch-profiler-told"),
         # (3) the open issues
-        Check("issues", "pm-sampling-probe", 10, "guess: two runs of a 0.6 s sampled program (CUDA start, 1 GiB of "
-              "buffers, decoding about 5500 samples)", pm_sampling_probe, "pm-sampling-raw"),
-        Check("issues", "cupti12.9", 45, "guess: --check twice (1 s); 6 known-answer modes bare + CUPTI 13 + CUPTI "
-              "12.9 (H100: 1-2 s a run, 20-25 s); train.py 50 steps under gprof-run twice (H100: 300 steps 13 s, "
-              "most of it start-up: about 7 s each)", cupti12),
+        Check("issues", "pm-sampling-probe", *measured("issues:pm-sampling-probe", "bare and under gprof-run"),
+              pm_sampling_probe, "pm-sampling-raw"),
+        Check("issues", "cupti12.9", *measured("issues:cupti12.9", "--check; 6 known-answer modes with CUPTI 13 and "
+                                               "12.9; train.py 50 steps twice"), cupti12),
         # (4) the overhead table, few rounds
-        Check("overhead", "cuda", 50 * rounds, f"guess: per round, H100 walls bare/gprof-run of tiny 0.76/0.94 s, "
-              f"api 0.40/0.52, memcpy-loop 0.58/0.68, large 0.85/0.85 s x 6 variants, latency and nsys guessed; "
-              f"{rounds} rounds", lambda ctx: g.overhead_cuda(ctx, rounds)),
-        Check("overhead", "pytorch", 106 * py_rounds, f"guess: per round, H100 walls of train.py bare 11.8 s, "
-              f"gprof-run 13 s, torch.profiler 13.5 s; 5 collector variants and nsys (guessed 16 s); {py_rounds} "
-              "round(s)", lambda ctx: g.overhead_pytorch(ctx, py_rounds)),
+        Check("overhead", "cuda", *measured("overhead:cuda", f"2 rounds measured, {rounds} asked", 2, rounds),
+              lambda ctx: g.overhead_cuda(ctx, rounds)),
+        Check("overhead", "pytorch", *measured("overhead:pytorch", f"1 round measured, {py_rounds} asked", 1,
+                                               py_rounds),
+              lambda ctx: g.overhead_pytorch(ctx, py_rounds)),
     ]
     # (5) framework programs, bare and under gprof-run
-    framework_guess = {"jax": 20, "cupy": 10, "triton": 24, "compile": 90, "dataloader": 30, "spawn": 40}
     for program in g.FRAMEWORK_PROGRAMS:
-        checks.append(Check("frameworks", program, framework_guess[program],
-                            "guess: two runs (bare, gprof-run); the H100 run kept no times for them",
+        checks.append(Check("frameworks", program, *measured(f"frameworks:{program}", "bare and under gprof-run"),
                             lambda ctx, p=program: g.framework(ctx, p)))
     # (6) the rest
     checks += [
-        Check("rest", "pytorch-vs-torch.profiler", 42, H100 + "train.py 300 steps: 13 s under gprof-run, 13.5 s "
-              "under torch.profiler, twice", g.pytorch_vs_torch_profiler),
-        Check("rest", "torch.compile-replays", 60, "guess: two torch.compile(mode='reduce-overhead') processes",
-              g.torch_compiled),
-        Check("rest", "overhead-call-sites", 55, H100 + "train.py 300 steps 11.8 s bare, 13 s under gprof-run, 11 s "
-              "under --backtrace (its log's times), + --cudabacktrace=kernel; one round",
+        Check("rest", "pytorch-vs-torch.profiler", *measured("rest:pytorch-vs-torch.profiler"),
+              g.pytorch_vs_torch_profiler),
+        Check("rest", "torch.compile-replays", *measured("rest:torch.compile-replays"), g.torch_compiled),
+        Check("rest", "overhead-call-sites", *measured("rest:overhead-call-sites", "one round"),
               lambda ctx: g.overhead_call_sites(ctx, 1)),
     ]
-    # Known-answer modes not run above. H100: seconds between the mode's run directory and the next one's.
-    h100_s = {"memcpy": 1, "memset": 1, "streams": 2, "tiny": 5, "latency": 2, "api": 3, "memcpy-loop": 3,
-              "large": 1, "range": 1, "threads": 2, "nvtx": 1, "fork": 1, "abort": 1}
+    # Known-answer modes not run above.
     for mode in [m for m in g.KNOWN_MODES if m not in ("kernels", "graph", "memory")]:
-        reports = 2 if mode in g.REPORT_MODES else 0
-        basis = (H100 + f"ka-static-{mode} {h100_s[mode]} s" if mode != "latency"
-                 else "guess: the latency mode is newer than the H100 run") + (" + every report" if reports else "")
-        checks.append(Check("rest", f"ka-static-{mode}", h100_s[mode] + reports + 1, basis,
+        checks.append(Check("rest", f"ka-static-{mode}", *measured(f"rest:ka-static-{mode}"),
                             lambda ctx, m=mode: g.known_mode(ctx, "static", m)))
-    shared_s = {"kernels": 1, "memcpy": 1, "tiny": 6, "nvtx": 1, "fork": 1}
     for mode in g.SHARED_MODES:
-        reports = 2 if mode in g.REPORT_MODES else 0
-        checks.append(Check("rest", f"ka-shared-{mode}", shared_s[mode] + reports + 1,
-                            H100 + f"ka-shared-{mode} {shared_s[mode]} s" + (" + every report" if reports else ""),
+        checks.append(Check("rest", f"ka-shared-{mode}", *measured(f"rest:ka-shared-{mode}"),
                             lambda ctx, m=mode: g.known_mode(ctx, "shared", m)))
-    checks.append(Check("rest", "example", 2, H100 + "gprof-example-nvtx 50 steps 1 s",
+    checks.append(Check("rest", "example", *measured("rest:example", "gprof-example-nvtx 50 steps"),
                         lambda ctx: g.example(ctx, ctx.outbox)))
     return checks
 

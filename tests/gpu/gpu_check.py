@@ -244,6 +244,20 @@ def graph_level_answer(answer):
 GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
+GPU_WORK_KINDS = ("kernel", "memcpy", "memset", "graph_launch")
+
+
+def check_devices(records, name):
+    """Every device that ran GPU work has its Device record (name, compute capability, SMs, memory): the summary's
+    "device 0: NVIDIA H200 ..." line. Every known-answer run of the H200 lease of 2026-11-27 lacked it (the collector
+    asked the driver only at exit, after the driver had shut down)."""
+    used = sorted({r.get("device", 0) for k in GPU_WORK_KINDS for r in records.of(k)})
+    described = sorted({d.get("id") for d in records.of("device") if d.get("name")})
+    missing = [d for d in used if d not in described]
+    return ("PASS" if not missing else "FAIL", f"{name}:devices",
+            f"devices with GPU work={used} device records={described}" + (f"; missing {missing}" if missing else ""))
+
+
 def check_known_answer(answer, records, wall_ns, label):
     """Compare one run's records with the app's known answer. Returns [(status, name, figures)]."""
     out = []
@@ -267,6 +281,8 @@ def check_known_answer(answer, records, wall_ns, label):
             false_alarms = [m for m in alarms if "never initialised" in m or "trace incomplete" in m]
         out.append(("PASS" if ends == n_files and not false_alarms else "FAIL", f"{name}:complete-no-false-warning",
                     f"end records={ends} of {n_files} traces; warnings={false_alarms[:3]}"))
+
+    out.append(check_devices(records, name))
 
     kernels = records.of("kernel")
     # kernels by name, count, launch configuration, streams, graph
@@ -1306,6 +1322,16 @@ def pytorch_vs_torch_profiler(ctx, steps=300):
 FRAMEWORK_PROGRAMS = ["jax", "cupy", "triton", "compile", "dataloader", "spawn"]
 
 
+# A process's first line in the summary (report/reports/reports.cpp, report/model/identity.cpp's process_label):
+# "  process PID: CMD (...)", or with a rank "  rank N @ HOST (pid PID): CMD (...)", or on several hosts
+# "  EXE @ HOST (pid PID): CMD (...)".
+SUMMARY_PROCESS_LINE = re.compile(r"^  (?:process \d+|\S.* @ .* \(pid \d+\)): ", re.M)
+
+
+def summary_process_lines(summary_text):
+    return SUMMARY_PROCESS_LINE.findall(summary_text)
+
+
 def check_framework_run(label, res, doc, summary_text):
     """What must hold of one framework program's run under gprof-run (issue #13). Returns [(status, name, figures)]."""
     out = []
@@ -1322,7 +1348,7 @@ def check_framework_run(label, res, doc, summary_text):
     alarms = [(p["pid"], s) for p in procs for s in p.get("status", []) if " warning: " in s or " error: " in s]
     add(not incomplete and not alarms, "no-false-warning", f"incomplete={incomplete} warnings={alarms[:3]}")
     helpers = sum(1 for p in procs if p.get("helper"))
-    shown = summary_text.count("\n  process ")
+    shown = len(summary_process_lines(summary_text))
     folded = "helper process" in summary_text
     add(shown == len(procs) - helpers and folded == (helpers > 0), "summary-about-the-program",
         f"process lines={shown} of {len(procs)} processes, helpers={helpers} folded={folded}")
@@ -1504,6 +1530,7 @@ def run_all(args, started):
 def synthesize_records(answer):
     """Records a perfect profiler would write for this answer (the fixture the self-test starts from)."""
     recs = [{"k": "header", "pid": 100 + i, "features": 0} for i in range(answer.get("processes", 1))]
+    recs.append({"k": "device", "id": 0, "name": "NVIDIA H200", "cc_major": 9, "cc_minor": 0, "sm_count": 132})
     t = 1_000_000
     corr = 0
     stream_clock = {}
@@ -1669,6 +1696,10 @@ def selftest(args):
         del recs[i]
     expect(mutated(api_short).get("m:kernels:api:cudaLaunchKernel") == "FAIL", "a missing API call fails")
 
+    def no_device(recs):
+        recs[:] = [r for r in recs if r["k"] != "device"]
+    expect(mutated(no_device).get("m:kernels:devices") == "FAIL", "a run without its Device record fails")
+
     def beyond_wall(recs):
         next(r for r in recs if r["k"] == "kernel")["end"] += 10**13
     expect(mutated(beyond_wall).get("m:kernels:durations") == "FAIL", "a kernel longer than the app fails")
@@ -1686,7 +1717,10 @@ def selftest(args):
                   for i in range(3)]
         return {"reports": {"summary": {"header": {"processes": procs}}}}
     spawn = {"program": "spawn", "gpu_processes": 2, "ranks": 2}
-    text = "gprof-run profile: 6 processes\n  process 1: a\n  process 2: b\n  process 3: c\n  3 helper processes ...\n"
+    # The summary as it is since ranks are named (H200 2026-11-27): the ranks' lines are "rank N @ HOST (pid P)".
+    text = ("gprof-run profile: 6 processes\n  process 1: a (a.1.gprof)\n    no GPU work\n"
+            "  rank 0 @ vm (pid 2): b (b.2.gprof)\n    parent 1; RANK=0\n  rank 1 @ vm (pid 3): c (c.3.gprof)\n"
+            "  3 helper processes ...\n  device 0: NVIDIA H200 (compute capability 9.0)\n")
     fw = lambda doc, t=text: {r[1]: r[0] for r in check_framework_run("f", spawn, doc, t)}
     expect(set(fw(framework_doc()).values()) == {"PASS"}, "a framework run as it should be passes")
     doc = framework_doc()
@@ -1697,6 +1731,8 @@ def selftest(args):
     expect(fw(doc).get("f:roles") == "FAIL", "a rank without its role fails")
     expect(fw(framework_doc(), text.replace("  3 helper processes ...\n", "")).get("f:summary-about-the-program") ==
            "FAIL", "helpers not folded fail")
+    expect(fw(framework_doc(), text.replace("  rank 1 @ vm (pid 3): c (c.3.gprof)\n", "")).get(
+        "f:summary-about-the-program") == "FAIL", "a rank missing from the summary fails")
 
     # 3b. graphs: node by node, every node names its launch; graph by graph, launches replace nodes
     if "graph" in answers:
@@ -1745,7 +1781,7 @@ def selftest(args):
     import checks  # noqa: E402 - the same directory
     checks.selftest(expect, answers["kernels"])
     expect(len({c.label for c in checks.registry()}) == len(checks.registry()), "every check has its own label")
-    expect(all(c.basis.startswith(("H100 ", "guess")) for c in checks.registry()),
+    expect(all(c.basis.startswith(("H200 ", "H100 ", "guess")) for c in checks.registry()),
            "every estimate says whether it was measured or guessed")
 
     # 4. the report adapter on a stored gprof-report JSON document
