@@ -329,11 +329,14 @@ void Session::on_context_created(CUcontext ctx) {
     // The driver queries run on the writer thread, not here: CUPTI records driver calls made from inside its own
     // callback as the program's (they would appear in the program's API tables). Calls of the translating thread
     // itself are left out of the trace (Translator), so these never show.
+    device_queries_pending_.fetch_add(1, std::memory_order_acq_rel);
     p->post([this, p, device](trace::TraceWriter& w) {
         auto self = static_cast<uint32_t>(::gettid());
         if (self == p->writer_tid()) translator_.set_own_thread(self);  // both run on this thread
         DeviceInfo info;
-        if (query_device(device, info)) {
+        bool described = query_device(device, info);
+        device_queries_pending_.fetch_sub(1, std::memory_order_acq_rel);
+        if (described) {
             write_device_record(w, info);
             return;
         }
@@ -344,9 +347,17 @@ void Session::on_context_created(CUcontext ctx) {
                              "process was already ending): the device is unnamed in this trace");
     });
     // Now, not at the writer's next period: the driver answers only until the process starts to exit (it shuts
-    // itself down in exit handlers that run before ours), and a short program ends within milliseconds of its
-    // first context (the H200's known-answer runs of 2026-11-27: 8-26 ms; the period is 100 ms).
+    // itself down in exit handlers that run before our session's end), and a short program ends within
+    // milliseconds of its first context (the H200's known-answer runs of 2026-11-27: 8-26 ms; the period is
+    // 100 ms). A program faster than the woken writer: run_device_queries_before_driver_exit.
     p->nudge();
+}
+
+void Session::run_device_queries_before_driver_exit() {
+    Session& s = instance();
+    if (s.abandoned_.load(std::memory_order_acquire)) return;
+    if (s.device_queries_pending_.load(std::memory_order_acquire) == 0) return;
+    if (Pipeline* p = s.pipeline_.load(std::memory_order_acquire)) p->flush(std::chrono::milliseconds(1000));
 }
 
 }  // namespace gprof::collector::cupti

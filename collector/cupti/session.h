@@ -183,6 +183,9 @@ private:
                       bool runtime);
     void enable_call_site_callbacks();
     static void call_site_report_hook(void* ctx, trace::TraceWriter& w, bool final);
+    // Registered with atexit when CUPTI starts (inside cuInit, after the driver set up its own teardown, so this
+    // runs before it): the device queries still pending are run while the driver answers.
+    static void run_device_queries_before_driver_exit();
     void on_context_created(CUcontext ctx);
     void on_api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
     bool api_callback_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const;
@@ -212,6 +215,7 @@ private:
     bool enable_failure_reported_ = false;    // a kind that will not enable is warned about once, not per range
     std::atomic<bool> in_profiler_range_{false};
     std::atomic<uint32_t> devices_seen_{0};   // bit per device ordinal < 32 already posted
+    std::atomic<uint32_t> device_queries_pending_{0};  // posted to the writer, not yet run
     uint32_t driver_version_ = 0;             // cuDriverGetVersion, read at start before any kind is enabled
     std::mutex clients_mutex_;
     std::set<std::string> clients_said_;      // other CUPTI clients already reported

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -80,6 +81,11 @@ StartResult Session::start(Pipeline& pipeline, const SessionOptions& options) {
 
     if (!load_checked(result) || !subscribe_checked(result)) return result;
     pipeline_.store(&pipeline, std::memory_order_release);
+    static bool exit_hook = false;  // once per process image (atexit handlers survive fork)
+    if (!exit_hook) {
+        exit_hook = true;
+        std::atexit(run_device_queries_before_driver_exit);
+    }
     translator_.set_api(api_);
     filter_in_translator();
     pipeline.set_activity_consumer(activity_consumer(translator_));
@@ -267,6 +273,7 @@ void Session::abandon_after_fork() {
     enabled_.clear();
     in_profiler_range_.store(false);
     devices_seen_.store(0);
+    device_queries_pending_.store(0);
     reset_thread_ids_after_fork();
     call_sites_.reset(true);  // the child's trace starts its stack ids afresh
 }

@@ -412,6 +412,23 @@ TEST_CASE("e2e: a program that ends soon after its first context still gets its 
     CHECK(t.count_status("no longer answered", trace::StatusLevel::Warning) == 0);
 }
 
+TEST_CASE("e2e: a program that exits the moment its first context exists still gets its Device record",
+          "[cupti][e2e][driver]") {
+    // No time for the woken writer: the query must still run before the driver's own exit handlers (the
+    // collector's hook registered inside cuInit runs first). Five runs: the race is lost in some without it.
+    for (int i = 0; i < 5; ++i) {
+        E2E e("exit-at-context", 0,
+              {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}, {"GPROF_FLUSH_MS", "60000"}});
+        INFO(e.run.err);
+        REQUIRE(e.run.exit_code() == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        size_t devices = 0;
+        for (auto& r : ts[0].records) devices += r.kind == trace::RecordKind::Device;
+        CHECK(devices == 1);
+    }
+}
+
 TEST_CASE("e2e: a driver older than CUPTI's CUDA: one line with both versions, the program left alone",
           "[cupti][e2e][driver]") {
     E2E e("basic", 10, {{"GPROF_TEST_CUDA_STANDIN", GPROF_TEST_CUDA_STANDIN}, {"GPROF_TEST_CUDA_DRIVER_VERSION", "12040"}});

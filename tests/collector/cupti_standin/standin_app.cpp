@@ -26,6 +26,8 @@
 //                   stand-in): its calls are recorded, the collector's own device queries are not
 //     short-after-context N   the context, N launches, then 20 ms of other work and a normal exit: a short
 //                   program (the H200's known-answer runs ended 8-26 ms after their first context)
+//     exit-at-context    the context, then at once a normal exit: the collector's writer has no time to run
+//                   anything before the exit handlers
 //     loaded-no-init     libcuda is loaded (GPROF_TEST_CUDA_STANDIN) but cuInit is never called: no CUDA call
 //     init-without-injection   cuInit with CUDA_INJECTION64_PATH removed from the environment first
 //     call-sites N  call sites (issue 18): N launches from gprof_test_site_launch, N memcpys from
@@ -360,6 +362,9 @@ int main(int argc, char** argv) {
         get(&device, 0);
         name(text, sizeof text, device);
         std::printf("device %d: %s\n", device, text);
+    } else if (!std::strcmp(mode, "exit-at-context")) {
+        std::printf("done %s\n", mode);
+        std::exit(0);
     } else if (!std::strcmp(mode, "short-after-context")) {
         launches(n, "_Z5shortv");
         timespec pause{0, 20 * 1000 * 1000};
