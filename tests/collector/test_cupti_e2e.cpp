@@ -330,6 +330,18 @@ size_t api_calls_named(const LoadedTrace& t, const std::string& name) {
     return n;
 }
 
+// Device records, each checked to be the libcuda stand-in's device as the driver describes it.
+size_t stand_in_devices(const LoadedTrace& t) {
+    size_t n = 0;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::Device) {
+            ++n;
+            CHECK(t.str(r.device.name) == "Stand-in GPU");
+            CHECK(r.device.sm_count == 132);
+        }
+    return n;
+}
+
 size_t warnings_with(const LoadedTrace& t, const std::string& text) { return t.count_status(text, trace::StatusLevel::Warning); }
 
 }  // namespace
@@ -373,14 +385,7 @@ TEST_CASE("e2e: the collector's own driver queries are not the program's API cal
     const auto& t = ts[0];
     CHECK(t.count(trace::RecordKind::Kernel) == 50);
     // The Device record came from our queries (made on the writer thread, at the context-created callback) ...
-    size_t devices = 0;
-    for (auto& r : t.records)
-        if (r.kind == trace::RecordKind::Device) {
-            ++devices;
-            CHECK(t.str(r.device.name) == "Stand-in GPU");
-            CHECK(r.device.sm_count == 132);
-        }
-    CHECK(devices == 1);
+    CHECK(stand_in_devices(t) == 1);
     // ... and none of them shows as a call of the program; the program's own two calls do.
     CHECK(api_calls_named(t, "cuDeviceGet") == 1);
     CHECK(api_calls_named(t, "cuDeviceGetName") == 1);
@@ -402,13 +407,7 @@ TEST_CASE("e2e: a program that ends soon after its first context still gets its 
     REQUIRE(ts.size() == 1);
     const auto& t = ts[0];
     CHECK(t.count(trace::RecordKind::Kernel) == 5);
-    size_t devices = 0;
-    for (auto& r : t.records)
-        if (r.kind == trace::RecordKind::Device) {
-            ++devices;
-            CHECK(t.str(r.device.name) == "Stand-in GPU");
-        }
-    CHECK(devices == 1);
+    CHECK(stand_in_devices(t) == 1);
     CHECK(t.count_status("no longer answered", trace::StatusLevel::Warning) == 0);
 }
 
@@ -423,9 +422,7 @@ TEST_CASE("e2e: a program that exits the moment its first context exists still g
         REQUIRE(e.run.exit_code() == 0);
         auto ts = e.traces();
         REQUIRE(ts.size() == 1);
-        size_t devices = 0;
-        for (auto& r : ts[0].records) devices += r.kind == trace::RecordKind::Device;
-        CHECK(devices == 1);
+        CHECK(stand_in_devices(ts[0]) == 1);
     }
 }
 
