@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -135,8 +136,9 @@ int stdio_closed(const char* out) {
 
 // 7 threads push ranges in tight loops; after `ms` milliseconds the process ends by `how`, from another thread (or by
 // main's return). `ms` defaults to 50 (the catalogue: enough for the writer to fall behind); scripts/exit-time passes
-// more.
-int end_from_thread(const std::string& how, int ms) {
+// more, and `stamp`: a last line on stdout then says when the end was called (CLOCK_REALTIME, in µs), so that the time
+// from there to the process's end can be measured (never in the catalogue: its output must not vary).
+int end_from_thread(const std::string& how, int ms, bool stamp) {
     std::atomic<bool> go{true};
     std::vector<std::thread> workers;
     for (int t = 0; t < 7; ++t)
@@ -156,6 +158,14 @@ int end_from_thread(const std::string& how, int ms) {
         sleep_ms(ms);
         std::printf("ending by %s from a thread\n", how.c_str());
         std::fflush(stdout);
+        if (stamp) {  // after the line above: its first printf in this thread (an arena for malloc) is not the end's
+            timespec now {};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            char line[64];
+            int n = std::snprintf(line, sizeof line, "%s called at %lld.%06ld s\n", how.c_str(),
+                                  static_cast<long long>(now.tv_sec), now.tv_nsec / 1000);
+            if (::write(1, line, static_cast<size_t>(n)) != n) return;
+        }
         if (how == "exit") std::exit(7);
         if (how == "_exit") ::_exit(7);
         if (how == "quick_exit") std::quick_exit(7);
@@ -381,11 +391,12 @@ int main(int argc, char** argv) {
         return close_then_write(mode, out);
     if (mode == "stdio-closed" && out) return stdio_closed(out);
     int ms = argc > 2 ? std::atoi(argv[2]) : 50;
-    if (mode == "exit-thread") return end_from_thread("exit", ms);
-    if (mode == "_exit-thread") return end_from_thread("_exit", ms);
-    if (mode == "quick_exit-thread") return end_from_thread("quick_exit", ms);
-    if (mode == "abort-thread") return end_from_thread("abort", ms);
-    if (mode == "return-main") return end_from_thread("return", ms);
+    bool stamp = argc > 3 && std::strcmp(argv[3], "stamp") == 0;
+    if (mode == "exit-thread") return end_from_thread("exit", ms, stamp);
+    if (mode == "_exit-thread") return end_from_thread("_exit", ms, stamp);
+    if (mode == "quick_exit-thread") return end_from_thread("quick_exit", ms, stamp);
+    if (mode == "abort-thread") return end_from_thread("abort", ms, stamp);
+    if (mode == "return-main") return end_from_thread("return", ms, stamp);
     if (mode == "daemonise" && out) return daemonise(out);
     if (mode == "child-ranges") return child_ranges();
     if (mode == "vfork-exec") return vfork_exec();
