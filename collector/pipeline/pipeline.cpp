@@ -1,6 +1,8 @@
 #include "pipeline/pipeline.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,6 +81,7 @@ bool Pipeline::start(int fd, const tr::HeaderInfo& header, const Options& option
         running_.store(true, std::memory_order_release);
         signals::BlockTermination blocked;  // a signal for the program never runs its handler on our thread
         thread_ = std::thread([this] { run(); });
+        has_writer_clock_ = ::pthread_getcpuclockid(thread_.native_handle(), &writer_clock_) == 0;
     } catch (...) {
         running_.store(false);
         log::warn("cannot start the writer thread");
@@ -455,6 +458,12 @@ void Pipeline::run() {
         flushed_.notify_all();
         if (stopping) break;
     }
+}
+
+uint64_t Pipeline::writer_cpu_ns() const noexcept {
+    timespec t{};
+    if (!has_writer_clock_ || ::clock_gettime(writer_clock_, &t) != 0) return 0;  // 0 too once the thread has ended
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
 void Pipeline::finish(uint32_t ended_by_signal) {

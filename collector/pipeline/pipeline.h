@@ -15,6 +15,8 @@
 //   - None of the functions throws.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -132,6 +134,10 @@ public:
     // any thread; never blocks. Not async-signal-safe.
     void nudge() noexcept;
 
+    // CPU time the writer thread has used so far (ns; 0 when unknown), read from any thread: the end's account of
+    // itself says how much of its time was the writer's work and how much waiting for a core.
+    uint64_t writer_cpu_ns() const noexcept;
+
     // Wakes the writer thread and waits until everything posted before this call, plus a run of the hooks,
     // is written to the file. False on timeout or when not running.
     bool flush(std::chrono::milliseconds timeout);
@@ -180,6 +186,8 @@ private:
     trace::TraceWriter writer_;
     Options options_;
     std::thread thread_;
+    clockid_t writer_clock_{};        // thread_'s CPU-time clock (set in start(), before the pipeline is shared)
+    bool has_writer_clock_ = false;
     std::atomic<bool> running_{false};
     std::atomic<bool> abandoned_{false};
     std::atomic<uint64_t> writer_tid_{0};

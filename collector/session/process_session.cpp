@@ -70,16 +70,23 @@ struct ProcessRecorder {
     }
 
     // What the end cost: the NVTX events that were waiting when it began, and the time to here (their last drain and
-    // encoding; the CUPTI forced flush). Measured figures: docs/performance.md ("Exit").
+    // encoding; the CUPTI forced flush), of which the writer thread's CPU (the rest: waiting for a core, or for
+    // CUPTI). Measured figures: docs/performance.md ("Exit").
     void say_end(tr::TraceWriter& w) {
         uint64_t began = g_end_began_ns.load(std::memory_order_acquire);
         uint64_t waiting = g_end_waiting_bytes.load(std::memory_order_relaxed);
         if (began == 0 || waiting == 0) return;
-        char text[200];
+        uint64_t cpu_then = g_end_writer_cpu_ns.load(std::memory_order_relaxed);
+        Pipeline* p = g_pipeline.load(std::memory_order_acquire);
+        uint64_t cpu_now = p ? p->writer_cpu_ns() : 0;
+        char cpu[64] = "";
+        if (cpu_then && cpu_now >= cpu_then)
+            std::snprintf(cpu, sizeof cpu, " (%.0f ms of the writer thread's CPU)", double(cpu_now - cpu_then) / 1e6);
+        char text[240];
         std::snprintf(text, sizeof text,
                       "the end: %.1f MiB of NVTX event blocks were waiting for the writer when the process began to "
-                      "end; read and written in %.0f ms",
-                      double(waiting) / double(1 << 20), double(clock::now() - began) / 1e6);
+                      "end; read and written in %.0f ms%s",
+                      double(waiting) / double(1 << 20), double(clock::now() - began) / 1e6, cpu);
         write_status(w, tr::Component::Collector, tr::StatusLevel::Info, text);
     }
 
@@ -108,6 +115,7 @@ std::atomic<bool> g_shutdown_done{false};
 std::atomic<bool> g_shutdown_finished{false};
 std::atomic<uint64_t> g_end_began_ns{0};
 std::atomic<uint64_t> g_end_waiting_bytes{0};
+std::atomic<uint64_t> g_end_writer_cpu_ns{0};
 std::atomic<int64_t> g_session_pid{0};
 thread_local bool t_busy = false;
 
@@ -505,6 +513,8 @@ void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(
     // The program's other threads run on until the process is gone: what they record from here on is counted, not
     // recorded, so the last drain ends (it used to chase them for seconds: issue 29).
     g_end_began_ns.store(clock::now(), std::memory_order_relaxed);
+    if (Pipeline* p = g_pipeline.load(std::memory_order_acquire))
+        g_end_writer_cpu_ns.store(p->writer_cpu_ns(), std::memory_order_relaxed);
     g_end_waiting_bytes.store(nvtx::stream_memory().bytes_in_flight, std::memory_order_release);
     if (g_pipeline.load(std::memory_order_acquire))
         nvtx::stop_recording(cause == EndCause::Exec     ? nvtx::Ending::Exec

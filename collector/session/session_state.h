@@ -44,9 +44,11 @@ extern std::atomic<bool> g_cuda_attempted;
 extern std::atomic<bool> g_cuda_ok;
 extern std::atomic<bool> g_shutdown_done;
 extern std::atomic<bool> g_shutdown_finished;  // ... and over: the trace has its end (or was given up)
-// When the end began, and the NVTX event blocks then waiting for the writer (the trace's last lines say the cost).
+// When the end began, the NVTX event blocks then waiting for the writer, and the writer thread's CPU time then (the
+// trace's last lines say the cost).
 extern std::atomic<uint64_t> g_end_began_ns;
 extern std::atomic<uint64_t> g_end_waiting_bytes;
+extern std::atomic<uint64_t> g_end_writer_cpu_ns;
 // The pid whose session is active (0: none). A vfork child runs our exec interposer with its parent's session in
 // shared memory: its own pid differs.
 extern std::atomic<int64_t> g_session_pid;
