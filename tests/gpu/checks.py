@@ -400,31 +400,71 @@ PM_CALLS_THAT_MUST_WORK = ("cuptiPmSamplingEnable", "cuptiPmSamplingSetConfig", 
                            "cuptiPmSamplingStop", "cuptiPmSamplingDecodeData")
 
 
-def pm_phase_means(doc, shift=0):
-    """{phase name: {metric: mean}} of the samples whose middle, moved by `shift` ns, falls in a phase on
-    cuptiGetTimestamp's clock; and the share of samples that fall in some phase."""
+# What the H200 showed (2026-11-27, docs/validation.md "PM sampling on an H200"): every sample's start and end are
+# cuptiGetTimestamp's clock in ns (under gprof-run that clock is the collector's, CLOCK_MONOTONIC), the samples tile
+# the time from cuptiPmSamplingStart to Stop without a gap, decoding between the phases included, so most samples
+# lie outside the phases; and the first sample begins long before Start (763 ms there): it is not an interval.
+PM_EDGE_NS = 2_000_000   # a busy phase's first and last busy samples lie this close to its marks
+PM_BUSY_PCT = 50.0       # a sample is busy when SM active % reaches this
+
+
+def pm_column(doc, prefix):
     cols = doc.get("samples", {}).get("columns", [])
+    return next((i for i, c in enumerate(cols) if c.startswith(prefix)), None)
+
+
+def pm_steady_rows(doc):
+    """The samples that span one sampling interval or less: not the first one, which begins before Start."""
+    interval = doc.get("sampling", {}).get("interval_ns", 0)
     rows = doc.get("samples", {}).get("rows", [])
-    sums, counts, placed = {}, {}, 0
-    for r in rows:
-        mid = (r[0] + r[1]) / 2 + shift
+    return [r for r in rows if not interval or r[1] - r[0] <= 2 * interval]
+
+
+def pm_phase_means(doc):
+    """{phase name: {metric: mean}} of the steady samples whose middle falls in a phase on cuptiGetTimestamp's
+    clock."""
+    cols = doc.get("samples", {}).get("columns", [])
+    sums, counts = {}, {}
+    for r in pm_steady_rows(doc):
+        mid = (r[0] + r[1]) / 2
         ph = next((p for p in doc.get("phases", []) if p["cupti_start"] <= mid < p["cupti_end"]), None)
         if ph is None:
             continue
-        placed += 1
         key = ph["name"]
         counts[key] = counts.get(key, 0) + 1
         s = sums.setdefault(key, [0.0] * (len(cols) - 2))
         for i, val in enumerate(r[2:]):
             s[i] += val if val is not None else 0.0
-    means = {k: {cols[i + 2]: s[i] / counts[k] for i in range(len(s))} for k, s in sums.items()}
-    return means, (placed / len(rows) if rows else 0.0)
+    return {k: {cols[i + 2]: s[i] / counts[k] for i in range(len(s))} for k, s in sums.items()}
+
+
+def pm_phase_edges(doc):
+    """For each phase with launches: (name, first busy sample's start - phase start, last busy sample's end - phase
+    end, share of the phase's samples that are busy), the busy samples looked for within PM_EDGE_NS of the phase; and
+    the number of busy samples in the idle phases. None where no column says SM activity."""
+    sm = pm_column(doc, "sm__cycles_active.avg.pct")
+    if sm is None:
+        return None
+    rows = pm_steady_rows(doc)
+    busy = [r for r in rows if (r[sm] or 0) >= PM_BUSY_PCT]
+    edges, idle_busy = [], 0
+    for ph in doc.get("phases", []):
+        lo, hi = ph["cupti_start"], ph["cupti_end"]
+        if not ph.get("launches"):
+            idle_busy += sum(1 for r in busy if lo <= (r[0] + r[1]) / 2 < hi)
+            continue
+        near = [r for r in busy if lo - PM_EDGE_NS <= r[0] and r[1] <= hi + PM_EDGE_NS]
+        inside = [r for r in rows if lo <= (r[0] + r[1]) / 2 < hi]
+        share = sum(1 for r in inside if (r[sm] or 0) >= PM_BUSY_PCT) / len(inside) if inside else 0.0
+        edges.append((ph["name"], near[0][0] - lo if near else None, near[-1][1] - hi if near else None, share))
+    return edges, idle_busy
 
 
 def check_pm_probe(doc, label):
     """The raw PM-sampling probe (tests/gpu/pm_sampling_probe.cu): the calls a sampler needs all succeed, samples are
-    decoded and evaluated, in time order, on cuptiGetTimestamp's clock, and they tell the phases apart: SM and tensor
-    activity highest in the tensor phase, DRAM throughput highest in the copy phase."""
+    decoded and evaluated, in time order; on cuptiGetTimestamp's clock, where the busy phases' marks are the edges
+    of the busy samples; and they tell the phases apart: SM and tensor activity highest in the tensor phase, DRAM
+    throughput highest in the copy phase."""
     out = []
     calls = doc.get("calls", [])
     failed = [c for c in calls if c["call"] in PM_CALLS_THAT_MUST_WORK and c["result"] != 0]
@@ -434,19 +474,34 @@ def check_pm_probe(doc, label):
                        f"{missing}; error={doc.get('error')}"))
     rows = doc.get("samples", {}).get("rows", [])
     ordered = all(a[0] <= a[1] <= b[0] + 1 for a, b in zip(rows, rows[1:])) and all(r[0] < r[1] for r in rows)
+    gaps = sum(1 for a, b in zip(rows, rows[1:]) if b[0] != a[1])
+    first_ms = (rows[0][1] - rows[0][0]) / 1e6 if rows else 0.0
+    # Which call the first sample dates from (the probe marks its calls since the H200 run): the stand-in's question.
+    since = ", ".join(f"{(rows[0][0] - c['cupti_before']) / 1e6:+.1f} ms from {c['call'][len('cuptiPmSampling'):]}"
+                      for c in doc.get("call_times", []) if rows and c["call"] != "cuptiPmSamplingStop")
     out.append(verdict(rows and ordered and not doc.get("evaluate_failures") and not doc.get("overflow"),
                        f"{label}:samples",
-                       f"samples={len(rows)} in order={ordered} evaluate failures={doc.get('evaluate_failures')} "
-                       f"overflow={doc.get('overflow')} metrics={len(doc.get('metrics_used', []))}"))
-    means, placed = pm_phase_means(doc)
-    aligned = "on cuptiGetTimestamp's clock"
-    if placed < 0.9 and rows and doc.get("phases"):
-        # Another clock: sampling started as the first phase did, so align the first sample with it (figures only).
-        shift = doc["phases"][0]["cupti_start"] - rows[0][0]
-        means, placed_shifted = pm_phase_means(doc, shift)
-        aligned = f"aligned by the first sample ({shift} ns; {placed_shifted * 100:.0f}% then fall inside)"
-    out.append(verdict(placed >= 0.9, f"{label}:clock",
-                       f"{placed * 100:.0f}% of the samples fall inside the phases on cuptiGetTimestamp's clock"))
+                       f"samples={len(rows)} in order={ordered} gaps between samples={gaps} first sample "
+                       f"{first_ms:.1f} ms (longer than an interval: begins before Start{'; ' + since if since else ''})"
+                       f" evaluate failures="
+                       f"{doc.get('evaluate_failures')} overflow={doc.get('overflow')} "
+                       f"metrics={len(doc.get('metrics_used', []))}"))
+    found = pm_phase_edges(doc)
+    busy_phases = [p for p in doc.get("phases", []) if p.get("launches")]
+    if found is None:
+        out.append(verdict(False, f"{label}:clock", "no SM active % column to find the busy phases by"))
+    else:
+        edges, idle_busy = found
+        fine = all(s is not None and abs(s) <= PM_EDGE_NS and abs(e) <= PM_EDGE_NS and share >= 0.9
+                   for _, s, e, share in edges)
+        us = lambda x: "-" if x is None else f"{x / 1e3:+.0f} us"  # noqa: E731
+        out.append(verdict(busy_phases and fine and idle_busy == 0, f"{label}:clock",
+                           "on cuptiGetTimestamp's clock, the busy samples against the busy phases' marks: "
+                           + "; ".join(f"{n} start {us(s)} end {us(e)}, {share * 100:.0f}% busy"
+                                       for n, s, e, share in edges)
+                           + f" (within {PM_EDGE_NS / 1e6:.0f} ms, 90% busy); busy samples in idle phases="
+                           f"{idle_busy}"))
+    means = pm_phase_means(doc)
     t, c, idle = means.get("tensor", {}), means.get("copy", {}), means.get("idle", {})
 
     def pick(d, prefix):
@@ -458,8 +513,8 @@ def check_pm_probe(doc, label):
           and min(sm[0], sm[1]) > sm[2])
     fmt = lambda xs: "/".join("-" if x is None else f"{x:.1f}" for x in xs)  # noqa: E731
     out.append(verdict(ok, f"{label}:phases",
-                       f"tensor/copy/idle means ({aligned}): SM active % {fmt(sm)}, tensor active % {fmt(tensor)}, "
-                       f"DRAM throughput % {fmt(dram)}"))
+                       f"tensor/copy/idle means on cuptiGetTimestamp's clock: SM active % {fmt(sm)}, tensor active % "
+                       f"{fmt(tensor)}, DRAM throughput % {fmt(dram)}"))
     return out
 
 
@@ -947,15 +1002,23 @@ def selftest(expect, kernels_answer):
 
     # the raw PM-sampling probe
     def pm_doc(tensor_pct=(80.0, 1.0), dram_pct=(5.0, 85.0), clock_shift=0, fail=None, order_ok=True):
-        phases, rows, t = [], [], 1_000_000
+        # Shaped as the H200's: 100 us samples tiling Start..Stop, 20 ms phases with 15 ms of decoding between them
+        # (sampled too), and a first sample that begins 300 ms before Start.
+        interval, phase_ns, gap_ns, start = 100_000, 20_000_000, 15_000_000, 10**9
+        idle = [1e3, 2e6, 0.5, 0.0, 0.1]
+        values, phases, t = {}, [], start
         for name, tp, dp in (("idle", 0.0, 0.1), ("tensor", tensor_pct[0], dram_pct[0]), ("idle", 0.0, 0.1),
                              ("copy", tensor_pct[1], dram_pct[1]), ("idle", 0.0, 0.1)):
-            phases.append({"name": name, "cupti_start": t, "cupti_end": t + 10_000})
-            for i in range(10):
-                s = t + i * 1000 + clock_shift
-                sm = 0.5 if name == "idle" else 95.0
-                rows.append([s, s + 1000, 1e6, 2e6, sm, tp, dp])
-            t += 10_000
+            busy = name != "idle"
+            phases.append({"name": name, "launches": 40 if busy else 0, "cupti_start": t, "cupti_end": t + phase_ns})
+            values[name] = [2e6, 2e6, 95.0, tp, dp] if busy else [1e3, 2e6, 0.5, tp, dp]
+            t += phase_ns + gap_ns
+        rows = [[start - 300_000_000 + clock_shift, start + interval + clock_shift] + idle]
+        s = start + interval
+        while s < t:
+            ph = next((p for p in phases if p["cupti_start"] <= s + interval // 2 < p["cupti_end"]), None)
+            rows.append([s + clock_shift, s + interval + clock_shift] + (values[ph["name"]] if ph else idle))
+            s += interval
         if not order_ok:
             rows[3], rows[4] = rows[4], rows[3]
         calls = [{"call": c, "result": 0, "name": "CUPTI_SUCCESS"} for c in PM_CALLS_THAT_MUST_WORK]
@@ -967,7 +1030,8 @@ def selftest(expect, kernels_answer):
                 "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
                 "dram__throughput.avg.pct_of_peak_sustained_elapsed"]
         return {"chip": "GH100", "calls": calls, "exit": 0, "error": None, "phases": phases, "overflow": False,
-                "evaluate_failures": 0, "metrics_used": cols[2:], "samples": {"columns": cols, "rows": rows}}
+                "evaluate_failures": 0, "metrics_used": cols[2:], "samples": {"columns": cols, "rows": rows},
+                "sampling": {"interval_ns": interval}}
     expect(passes(check_pm_probe(pm_doc(), "pm")), "PM sampling: calls, samples, clock and phases as expected pass")
     expect(by_name(check_pm_probe(pm_doc(fail="cuptiPmSamplingSetConfig"), "pm")).get("pm:calls") == "FAIL",
            "PM sampling: a refused cuptiPmSamplingSetConfig fails")
@@ -976,7 +1040,9 @@ def selftest(expect, kernels_answer):
     expect(by_name(check_pm_probe(pm_doc(dram_pct=(90.0, 85.0)), "pm")).get("pm:phases") == "FAIL",
            "PM sampling: DRAM throughput no higher in the copy phase fails")
     shifted = by_name(check_pm_probe(pm_doc(clock_shift=10**12), "pm"))
-    expect(shifted.get("pm:clock") == "FAIL" and shifted.get("pm:phases") == "PASS",
-           "PM sampling: samples on another clock fail the clock check, the phases are still told apart")
+    expect(shifted.get("pm:clock") == "FAIL" and shifted.get("pm:phases") == "FAIL",
+           "PM sampling: samples on another clock fail the clock and the phases checks")
+    late = by_name(check_pm_probe(pm_doc(clock_shift=5_000_000), "pm"))
+    expect(late.get("pm:clock") == "FAIL", "PM sampling: samples 5 ms late fail the clock check")
     expect(by_name(check_pm_probe(pm_doc(order_ok=False), "pm")).get("pm:samples") == "FAIL",
            "PM sampling: samples out of time order fail")

@@ -521,10 +521,18 @@ struct Phase {
     double host_ms = 0;
 };
 
+// cuptiGetTimestamp now (0 without it): the sampler's calls are marked with it, since the first sample the H200 gave
+// began long before cuptiPmSamplingStart (763 ms) and which call it dates from is the stand-in's to model.
+uint64_t cupti_now(Probe& p) {
+    uint64_t t = 0;
+    if (p.api.cuptiGetTimestamp) p.api.cuptiGetTimestamp(&t);
+    return t;
+}
+
 void mark(Probe& p, uint64_t& cupti, uint64_t& mono, uint64_t& real) {
     mono = clock_ns(CLOCK_MONOTONIC);
     real = clock_ns(CLOCK_REALTIME);
-    if (p.api.cuptiGetTimestamp) p.api.cuptiGetTimestamp(&cupti);
+    cupti = cupti_now(p);
 }
 
 // Launches `launch` until `ms` have passed on the host (synchronising every few launches); idle without one.
@@ -673,9 +681,21 @@ int main(int argc, char** argv) {
     Sampler s(p);
     s.host = cfg.host;
     s.metrics = cfg.kept;
+    struct CallTime {
+        const char* name;
+        uint64_t before, after;
+    };
+    std::vector<CallTime> call_times;  // cuptiGetTimestamp around the sampler's calls, written with the phases
+    auto timed = [&](const char* name, const std::function<bool()>& call) {
+        uint64_t before = cupti_now(p);
+        bool ok = call();
+        call_times.push_back({name, before, cupti_now(p)});
+        return ok;
+    };
     auto ep = PROBE_PARAMS(CUpti_PmSampling_Enable_Params);
     ep.deviceIndex = 0;
-    if (!p.ok("cuptiPmSamplingEnable", p.api.cuptiPmSamplingEnable(&ep))) return finish(o, p, doc, 1, "");
+    auto enable = [&] { return p.ok("cuptiPmSamplingEnable", p.api.cuptiPmSamplingEnable(&ep)); };
+    if (!timed("cuptiPmSamplingEnable", enable)) return finish(o, p, doc, 1, "");
     s.object = ep.pPmSamplingObject;
 
     auto sp = PROBE_PARAMS(CUpti_PmSampling_SetConfig_Params);
@@ -688,7 +708,8 @@ int main(int argc, char** argv) {
     sp.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
     doc.key("sampling").open('{').key("interval_ns").u64(o.interval_ns).key("trigger_mode").str("GPU_TIME_INTERVAL");
     doc.key("hardware_buffer_bytes").u64(o.hw_buffer_bytes).key("max_samples").u64(o.max_samples).close('}');
-    bool configured = p.ok("cuptiPmSamplingSetConfig", p.api.cuptiPmSamplingSetConfig(&sp));
+    bool configured = timed("cuptiPmSamplingSetConfig",
+                            [&] { return p.ok("cuptiPmSamplingSetConfig", p.api.cuptiPmSamplingSetConfig(&sp)); });
 
     auto dp = PROBE_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
     std::vector<const char*> names;
@@ -708,7 +729,8 @@ int main(int argc, char** argv) {
     std::vector<Phase> phases;
     auto start = PROBE_PARAMS(CUpti_PmSampling_Start_Params);
     start.pPmSamplingObject = s.object;
-    if (configured && p.ok("cuptiPmSamplingStart", p.api.cuptiPmSamplingStart(&start))) {
+    auto start_sampling = [&] { return p.ok("cuptiPmSamplingStart", p.api.cuptiPmSamplingStart(&start)); };
+    if (configured && timed("cuptiPmSamplingStart", start_sampling)) {
         auto tensor = [&] { pm_tensor_kernel<<<blocks, threads>>>(tensor_out, iterations); };
         auto copy = [&] { pm_copy_kernel<<<blocks * 4, 256>>>(src, dst, copy_floats4); };
         struct Step {
@@ -728,7 +750,7 @@ int main(int argc, char** argv) {
         }
         auto stop = PROBE_PARAMS(CUpti_PmSampling_Stop_Params);
         stop.pPmSamplingObject = s.object;
-        p.ok("cuptiPmSamplingStop", p.api.cuptiPmSamplingStop(&stop));
+        timed("cuptiPmSamplingStop", [&] { return p.ok("cuptiPmSamplingStop", p.api.cuptiPmSamplingStop(&stop)); });
         s.drain("after stop");
     }
     auto dis = PROBE_PARAMS(CUpti_PmSampling_Disable_Params);
@@ -743,6 +765,11 @@ int main(int argc, char** argv) {
         doc.key("monotonic_start").u64(ph.mono_start).key("monotonic_end").u64(ph.mono_end);
         doc.key("realtime_start").u64(ph.real_start).key("realtime_end").u64(ph.real_end).close('}');
     }
+    doc.close(']');
+    doc.key("call_times").open('[');
+    for (const CallTime& c : call_times)
+        doc.open('{').key("call").str(c.name).key("cupti_before").u64(c.before).key("cupti_after").u64(c.after)
+            .close('}');
     doc.close(']');
     s.decodes.close(']');
     s.rows.close(']');

@@ -17,6 +17,9 @@ Cases:
               check is skipped at once (on a machine with a GPU: the smoke check alone must pass)
   callsite-report-h100  (--build) check_callsite_report on the stored H100 trace recorded with --backtrace (its
               binary is not here: the sites start in the program, CUPTI's and the driver's frames cut)
+  pm-probe-h200  check_pm_probe on the PM-sampling probe's documents from the H200 (tests/data/h200, shortened):
+              every verdict passes bare and under gprof-run, and fails with the samples 5 ms off the phases' clock,
+              moved as the first check moved them (by the first sample), or with the tensor and copy columns swapped
   probes      (--build) the PM-sampling probe's host half for GH100 (the H100 and H200 chip, no GPU needed): the
               metrics the check judges by are valid and configured in one pass; without a GPU both probes exit 77
 """
@@ -274,6 +277,48 @@ def case_callsite_report_h100(args):
         expect(status == "PASS", f"{name} on the real H100 trace: {figures}")
 
 
+def expand_runs(doc):
+    """The fixture's runs [start, end, count, means...] back into `count` contiguous samples holding the means
+    (tests/data/h200/make_pm_sampling_fixture.py)."""
+    rows = []
+    for r in doc["samples"]["rows"]:
+        if isinstance(r, list):
+            rows.append(r)
+            continue
+        start, end, n, *means = r["run"]
+        rows.extend([start + (end - start) * k // n, start + (end - start) * (k + 1) // n] + means for k in range(n))
+    return dict(doc, samples=dict(doc["samples"], rows=rows))
+
+
+def case_pm_probe_h200(_):
+    sys.path.insert(0, HERE)
+    import checks  # noqa: E402
+    with open(os.path.join(SOURCE, "tests", "data", "h200", "pm-sampling-probe.json")) as f:
+        fixture = json.load(f)
+    for key in ("bare", "beside_gprof_run"):
+        doc = expand_runs(fixture[key])
+        rows = doc["samples"]["rows"]
+        expect(len(rows) == doc["sample_count"] and all(a[1] == b[0] for a, b in zip(rows, rows[1:])),
+               f"{key}: the fixture expands to the {doc['sample_count']} samples the probe decoded, without a gap "
+               f"({len(rows)})")
+        for status, name, figures in checks.check_pm_probe(doc, key):
+            expect(status == "PASS", f"{name} on the H200's samples: {figures}")
+
+        def moved(by):
+            return dict(doc, samples=dict(doc["samples"], rows=[[r[0] + by, r[1] + by] + r[2:] for r in rows]))
+        late = {n: s for s, n, _ in checks.check_pm_probe(moved(5_000_000), key)}
+        expect(late[f"{key}:clock"] == "FAIL", f"{key}: samples 5 ms late fail :clock")
+        aligned = {n: s for s, n, _ in checks.check_pm_probe(moved(doc["phases"][0]["cupti_start"] - rows[0][0]), key)}
+        expect(aligned[f"{key}:clock"] == "FAIL" and aligned[f"{key}:phases"] == "FAIL",
+               f"{key}: samples aligned by the first one (the first check's mistake) fail :clock and :phases")
+        cols = doc["samples"]["columns"]
+        t = next(i for i, c in enumerate(cols) if c.startswith("sm__pipe_tensor"))
+        d = next(i for i, c in enumerate(cols) if c.startswith("dram__throughput"))
+        swapped = [r[:t] + [r[d]] + r[t + 1:d] + [r[t]] + r[d + 1:] if t < d else None for r in rows]
+        bad = {n: s for s, n, _ in checks.check_pm_probe(dict(doc, samples=dict(doc["samples"], rows=swapped)), key)}
+        expect(t < d and bad[f"{key}:phases"] == "FAIL", f"{key}: tensor and DRAM columns swapped fail :phases")
+
+
 def case_probes(args):
     if not args.build:
         raise SystemExit("--build DIR needed")
@@ -299,7 +344,7 @@ def case_probes(args):
 
 CASES = {"probes": case_probes, "plan": case_plan, "sigterm": case_sigterm, "sigkill": case_sigkill,
          "budget": case_budget, "hang": case_hang, "archives": case_archives, "no-gpu": case_no_gpu,
-         "callsite-report-h100": case_callsite_report_h100}
+         "callsite-report-h100": case_callsite_report_h100, "pm-probe-h200": case_pm_probe_h200}
 
 
 def main():
