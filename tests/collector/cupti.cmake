@@ -5,7 +5,8 @@ set(GPROF_CUPTI_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
 # The stand-in: a test double exporting the cupti* functions, loaded through GPROF_CUPTI_LIB. Never installed. One
 # library per CUPTI release it plays (its personality, top of standin.cpp): 13.0 (the default), 12.9 and 12.4.
 function(gprof_cupti_standin target output personality)
-  add_library(${target} SHARED ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin.cpp)
+  add_library(${target} SHARED ${GPROF_CUPTI_TEST_DIR}/cupti_standin/standin.cpp
+    ${GPROF_CUPTI_TEST_DIR}/cupti_standin/pm_sampling.cpp)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${output}
     LIBRARY_OUTPUT_DIRECTORY ${GPROF_TEST_BINARY_DIR}
@@ -137,3 +138,9 @@ gprof_add_catch_test(test_cupti_check SOURCES ${GPROF_CUPTI_TEST_DIR}/test_cupti
 target_compile_definitions(test_cupti_check PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 target_include_directories(test_cupti_check PRIVATE ${GPROF_CUPTI_TEST_DIR} ${CMAKE_CURRENT_BINARY_DIR}/generated)
 add_dependencies(test_cupti_check gprof-run gprof-collector gprof_test_cupti_standin gprof_test_cuda_standin)
+
+# The stand-in's PM sampling and host API (issue 37) against what the H200 gave.
+gprof_add_catch_test(test_pm_sampling_standin SOURCES ${GPROF_CUPTI_TEST_DIR}/test_pm_sampling_standin.cpp)
+target_compile_definitions(test_pm_sampling_standin PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+target_link_libraries(test_pm_sampling_standin PRIVATE gprof_cuda_headers ${CMAKE_DL_LIBS})
+add_dependencies(test_pm_sampling_standin gprof_test_cupti_standin)

@@ -91,4 +91,9 @@ uint64_t gprof_test_standin_client_ticks(int which);
 uint64_t gprof_test_standin_client_calls(int which);
 // Clears recorded state and re-reads GPROF_TEST_STANDIN_SCRIPT (tests in one process).
 void gprof_test_standin_reset();
+
+// ---- PM sampling (pm_sampling.cpp; 13.0 and 12.9 only) ----
+// The value `metric` (a GH100 metric name) has in the samples taken from now on (0 until set). Scripts read at each
+// cuptiPmSamplingEnable: pm-insufficient-privileges, pm-hardware-busy, pm-mig.
+void gprof_test_standin_pm_set(const char* metric, double value);
 }
