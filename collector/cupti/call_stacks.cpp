@@ -41,13 +41,32 @@ uint64_t hash_frames(const uint64_t* frames, uint32_t count) {
     return h ? h : 1;
 }
 
-// The objects whose frames are never the program's, by file name: CUPTI, the driver, the CUDA runtime.
+// The objects whose frames are never the program's, by file name: CUPTI, the driver, the CUDA runtime, and NVIDIA's
+// libraries built on it (their call into the runtime was made for the program's call into them). The depth kept is
+// spent past them: on an H200 a backward GEMM's 16 frames were all cuBLASLt's and cuBLAS's, none PyTorch's.
 bool internal_by_name(const char* path) {
     if (!path || !*path) return false;
     std::string_view p(path);
     size_t slash = p.rfind('/');
     std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
-    return base.starts_with("libcupti.so") || base.starts_with("libcuda.so") || base.starts_with("libcudart.so");
+    for (std::string_view prefix :
+         {"libcupti.so", "libcuda.so", "libcudart.so", "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand",
+          "libcusparse", "libcusolver", "libcutensor", "libnvrtc", "libnvJitLink", "libnvjitlink", "libnvblas",
+          "libnvjpeg", "libnpp", "libcufile", "libcudss"})
+        if (base.starts_with(prefix)) return true;
+    return false;
+}
+
+// The C and C++ runtime's objects: CUDA's runtime calls back through them (its initialisation runs inside
+// pthread_once, its clean-up inside exit's handlers), so their frames sit between CUDA's own.
+bool system_by_name(const char* path) {
+    if (!path || !*path) return false;
+    std::string_view p(path);
+    size_t slash = p.rfind('/');
+    std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
+    for (std::string_view prefix : {"libc.so", "libpthread.so", "libdl.so", "ld-linux", "libgcc_s.so", "libstdc++.so"})
+        if (base.starts_with(prefix)) return true;
+    return false;
 }
 
 }  // namespace
@@ -92,6 +111,7 @@ void CallSites::rescan_modules() noexcept {
                 c->adds = info->dlpi_adds;
                 c->subs = info->dlpi_subs;
                 bool internal = internal_by_name(info->dlpi_name);
+                const bool system = system_by_name(info->dlpi_name);
                 size_t first = c->out->size();
                 for (int i = 0; i < info->dlpi_phnum; ++i) {
                     const auto& ph = info->dlpi_phdr[i];
@@ -103,9 +123,10 @@ void CallSites::rescan_modules() noexcept {
                     if (c->markers[0] >= lo && c->markers[0] < hi && info->dlpi_name && *info->dlpi_name)
                         internal = true;
                     if (c->markers[1] && c->markers[1] >= lo && c->markers[1] < hi) internal = true;
-                    c->out->push_back(Range{lo, hi, false});
+                    c->out->push_back(Range{lo, hi, Range::kProgram});
                 }
-                for (size_t i = first; i < c->out->size(); ++i) (*c->out)[i].internal = internal;
+                for (size_t i = first; i < c->out->size(); ++i)
+                    (*c->out)[i].kind = internal ? Range::kInternal : system ? Range::kSystem : Range::kProgram;
                 return 0;
             },
             &ctx);
@@ -144,14 +165,14 @@ int CallSites::classify(const Ranges& r, uintptr_t pc) const noexcept {
     if (it == r.sorted.begin()) return -1;
     --it;
     if (pc >= it->hi) return -1;
-    return it->internal ? 1 : 0;
+    return it->kind;
 }
 
 uint32_t CallSites::leading_internal_frames(const uintptr_t* raw, uint32_t count) noexcept {
     const Ranges* r = ranges_.load(std::memory_order_acquire);
     if (!r) return 0;
     bool rescanned = false;
-    // 1: internal, 0: program, -1: in no object. A return address points after its call: pc - 1 lies in the calling
+    // Range::kind, or -1: in no object. A return address points after its call: pc - 1 lies in the calling
     // function, even for a call that ends its object's code.
     auto kind = [&](uintptr_t pc) {
         int c = classify(*r, pc - 1);
@@ -170,12 +191,20 @@ uint32_t CallSites::leading_internal_frames(const uintptr_t* raw, uint32_t count
     };
     // The callback is called by CUPTI: every frame inside the first internal one is the collector's, wherever the
     // collector's code lives (its own .so, or a test program that links it). Then the run of CUPTI's, the driver's
-    // and the runtime's frames; the first frame after it is the program's call.
+    // and the runtime's frames, with the C library's among them (the runtime's initialisation inside pthread_once:
+    // libc's frame between libcudart's, seen on an H200); the first frame of the program after it is the program's
+    // call, and the C library's frames just before it go too (exit, calling the runtime's clean-up). A stack with no
+    // frame of the program keeps the C library's frames after the last internal one (a thread's start_thread).
     uint32_t i = 0;
-    while (i < count && kind(raw[i]) != 1) ++i;
+    while (i < count && kind(raw[i]) != Range::kInternal) ++i;
     if (i == count) i = 0;  // no CUPTI frame at all (called outside a callback): only the internal objects go
-    while (i < count && kind(raw[i]) == 1) ++i;
-    return i;
+    uint32_t after_internal = i;
+    for (; i < count; ++i) {
+        int k = kind(raw[i]);
+        if (k == Range::kInternal) after_internal = i + 1;
+        else if (k != Range::kSystem) return i;
+    }
+    return after_internal;
 }
 
 uint32_t CallSites::capture(Pipeline& pipeline) noexcept {

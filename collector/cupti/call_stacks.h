@@ -4,8 +4,9 @@
 // CallSite naming it by id.
 //
 // Which frames are dropped: the leading run of frames that lie in the collector itself, in the loaded CUPTI (found
-// by the address of one of its functions, so a CUPTI loaded from any path counts), in libcupti*, libcuda* or
-// libcudart* (by file name). Found by address ranges of the loaded objects' executable segments
+// by the address of one of its functions, so a CUPTI loaded from any path counts), in libcupti*, libcuda*,
+// libcudart* or NVIDIA's libraries built on them (libcublas*, libcudnn*, libnccl*, ...: by file name), with the C library's frames among and just after them (the runtime's initialisation
+// runs inside pthread_once, its clean-up inside exit). Found by address ranges of the loaded objects' executable segments
 // (dl_iterate_phdr), never by a fixed frame count; the ranges are read again when a frame falls outside every
 // known object and the loader says objects were added or removed since (dlpi_adds/dlpi_subs). A statically linked
 // cudart is code of the program image itself: its frames cannot be told apart by address and are kept (the report
@@ -58,7 +59,8 @@ public:
     // Interns `frames` (already cut) as capture() does. Exposed for tests and the benchmark.
     uint32_t intern(const uint64_t* frames, uint32_t count, Pipeline& pipeline) noexcept;
 
-    // Frames of `raw` (innermost first) before the first one in the program: how many capture() would drop.
+    // Frames of `raw` (innermost first) before the first one in the program: how many capture() would drop. With no
+    // frame of the program, the ones up to the last internal frame.
     uint32_t leading_internal_frames(const uintptr_t* raw, uint32_t count) noexcept;
 
     // A new trace (forked child, exec failure): ids start again at 1, every stack is written again. after_fork: the
@@ -80,8 +82,11 @@ public:
 
 private:
     struct Range {
+        // kInternal: the collector's, CUPTI's, the driver's or the runtime's; kSystem: the C/C++ runtime's (libc,
+        // libpthread, ld.so, libgcc_s, libstdc++), passed over between internal frames; kProgram: anything else.
+        enum Kind : int { kProgram = 0, kInternal = 1, kSystem = 2 };
         uintptr_t lo, hi;  // [lo, hi): one executable segment
-        bool internal;     // the collector's, CUPTI's, the driver's or the runtime's
+        Kind kind;
     };
     struct Ranges {
         std::vector<Range> sorted;
@@ -89,7 +94,7 @@ private:
     };
     struct Entry;
 
-    // 1: internal, 0: program code, -1: in no known object.
+    // Range::Kind, or -1: in no known object.
     int classify(const Ranges& r, uintptr_t pc) const noexcept;
     void rescan_modules() noexcept;
     bool modules_changed(const Ranges& r) const noexcept;

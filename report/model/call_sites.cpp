@@ -1,5 +1,7 @@
 #include "model/call_sites.h"
 
+#include <initializer_list>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,10 +25,78 @@ bool looks_like_api_entry(std::string_view f) {
     return false;
 }
 
-bool is_cuda_module(std::string_view m) {
-    for (std::string_view p : {"libcupti.so", "libcuda.so", "libcudart.so", "libgprof-collector", "libnvidia-"})
-        if (starts_with(m, p)) return true;
+bool starts_with_any(std::string_view s, std::initializer_list<std::string_view> prefixes) {
+    for (std::string_view p : prefixes)
+        if (starts_with(s, p)) return true;
     return false;
+}
+
+// CUDA's own modules and NVIDIA's libraries built on it: a call from cuBLAS, cuDNN or NCCL into the runtime was made
+// for the program's call into that library, which is the site (a backward pass's GEMMs on PyTorch's autograd thread
+// read libtorch_cuda.so, not libcublasLt.so.13+0x71ba61e: H200 run of 2026-11-27).
+bool is_cuda_module(std::string_view m) {
+    return starts_with_any(m, {"libcupti.so", "libcuda.so", "libcudart.so", "libgprof-collector", "libnvidia-",
+                               "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse",
+                               "libcusolver", "libcutensor", "libnvrtc", "libnvJitLink", "libnvjitlink", "libnvblas",
+                               "libnvjpeg", "libnpp", "libcufile", "libcudss"});
+}
+
+// The C and C++ runtime's modules: CUDA's runtime calls back through them (its initialisation inside pthread_once,
+// its clean-up inside exit's handlers), so they sit between CUDA's frames; never the user's line.
+bool is_system_module(std::string_view m) {
+    return starts_with_any(m, {"libc.so", "libpthread.so", "libdl.so", "ld-linux", "libgcc_s.so", "libstdc++.so"});
+}
+
+// Source that CUDA's headers and nvcc put into the program: the runtime's inline helpers (crt/device_functions.h's
+// __cudaLaunchKernel_helper, the template overloads of cuda_runtime.h), the launch stubs nvcc generates
+// (tmpxft_*.cudafe1.stub.c), and the CUDA C++ libraries under the toolkit's include folder (Thrust, CUB, libcu++).
+bool is_cuda_header(std::string_view file) {
+    if (file.empty()) return false;
+    for (std::string_view dir : {"/include/crt/", "/include/thrust/", "/include/cub/", "/include/cuda/", "/include/cccl/"})
+        if (file.find(dir) != std::string_view::npos) return true;
+    size_t slash = file.rfind('/');
+    std::string_view base = slash == std::string_view::npos ? file : file.substr(slash + 1);
+    if (base.ends_with(".cudafe1.stub.c")) return true;
+    return file.find("/include/") != std::string_view::npos &&
+           (starts_with(base, "cuda_runtime") || base == "cuda.h");
+}
+
+// "ns::kern<int>(int*)" -> "kern", "(anonymous namespace)::k(float*)" -> "k": the name a kernel is declared with.
+std::string_view unqualified_name(std::string_view f) {
+    constexpr std::string_view anon = "(anonymous namespace)";
+    size_t start = 0;
+    int depth = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+        if (depth == 0 && f.substr(i, anon.size()) == anon) {
+            i += anon.size() - 1;
+            continue;
+        }
+        char c = f[i];
+        if (c == '<' || c == '(') {
+            if (depth == 0 && i > start) return f.substr(start, i - start);
+            ++depth;
+        } else if (c == '>' || c == ')') {
+            --depth;
+        } else if (depth == 0 && c == ':' && i + 1 < f.size() && f[i + 1] == ':') {
+            start = i + 2;
+            ++i;
+        }
+    }
+    return f.substr(start);
+}
+
+// The host function nvcc generates for a kernel (`kern(args)` calling `__device_stub__<mangled kern>(args)`, at the
+// kernel's definition line): the frame that follows the stub, when it names the stub's kernel.
+bool is_kernel_of_stub(std::string_view function, std::string_view stub) {
+    constexpr std::string_view prefix = "__device_stub__";
+    if (!starts_with(stub, prefix)) return false;
+    std::string_view mangled = base_identifier(stub.substr(prefix.size()));  // "Z10ka_vec_addPKfS0_Pfi", "ka_c"
+    std::string_view name = unqualified_name(function);
+    if (name.empty()) return false;
+    if (mangled == name) return true;  // extern "C"
+    std::string length_and_name = std::to_string(name.size());
+    length_and_name += name;
+    return mangled.find(length_and_name) != std::string_view::npos;
 }
 
 }  // namespace
@@ -47,10 +117,35 @@ bool ApiEntryNames::is_entry(std::string_view function) const {
 
 bool is_cuda_internal_frame(const SourceFrame& f, const ApiEntryNames& api) {
     if (f.python) return false;
-    if (is_cuda_module(f.module)) return true;
+    if (is_cuda_module(f.module) || is_cuda_header(f.file)) return true;
     std::string_view fn = f.function;
-    return starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || starts_with(fn, "__device_stub_") ||
-           api.is_entry(fn);
+    return starts_with_any(fn, {"cudart::", "__cudart", "libcudart_static_", "__device_stub_"}) || api.is_entry(fn);
+}
+
+bool is_system_frame(const SourceFrame& f) { return !f.python && is_system_module(f.module); }
+
+size_t user_frame_index(const std::vector<SourceFrame>& frames, const ApiEntryNames& api) {
+    size_t after_cuda = 0;  // just after the last CUDA frame passed
+    std::string_view stub;  // the last __device_stub_ frame passed, while the next frame may be its kernel's
+    size_t i = 0;
+    for (; i < frames.size(); ++i) {
+        const SourceFrame& f = frames[i];
+        if (!stub.empty() && !f.python && is_kernel_of_stub(f.function, stub)) {
+            after_cuda = i + 1;
+            stub = {};
+            continue;
+        }
+        stub = {};
+        if (is_cuda_internal_frame(f, api)) {
+            after_cuda = i + 1;
+            if (starts_with(f.function, "__device_stub_")) stub = f.function;
+            continue;
+        }
+        if (!is_system_frame(f)) return i;
+    }
+    // No frame of the program in the stack (cut at its depth inside cuBLAS, by a collector before 2026-11-27 that
+    // kept NVIDIA's libraries' frames): the outermost CUDA frame, the nearest to the program's call; none: nothing.
+    return after_cuda > 0 ? after_cuda - 1 : 0;
 }
 
 CallSites::CallSites(const ProcessTrace& process) : process_(process), symbolizer_(process), api_(process) {}
@@ -79,14 +174,11 @@ const ResolvedStack& CallSites::of(const BacktraceFrames& bt) {
             }
         }
     }
-    bool leading = true;  // still inside CUDA's own frames
-    for (uint64_t address : process_.stack_frames(bt.stack)) {
-        for (auto& f : symbolizer_.frames(address)) {
-            if (leading && is_cuda_internal_frame(f, api_)) continue;
-            leading = false;
-            if (r.frames.size() < kMaxShownFrames) r.frames.push_back(std::move(f));
-        }
-    }
+    std::vector<SourceFrame> native;
+    for (uint64_t address : process_.stack_frames(bt.stack))
+        for (auto& f : symbolizer_.frames(address)) native.push_back(std::move(f));
+    for (size_t i = user_frame_index(native, api_); i < native.size() && r.frames.size() < kMaxShownFrames; ++i)
+        r.frames.push_back(std::move(native[i]));
     if (!r.frames.empty()) {
         r.site = r.frames.front().location();
         r.function = r.frames.front().function;

@@ -1,10 +1,13 @@
 // The call site of an API call as a user reads it (issue 18): the stack from the program's own call into the CUDA
 // runtime or driver API outward. A Python thread's call shows its Python frames first (innermost first, from the
 // PyStack of its CallSite), then the native frames. Native frames are symbolised to file:line (model/symbolize.h);
-// the leading frames that belong to CUDA itself are dropped: the collector's, CUPTI's and the driver's modules
-// (a 1.4 collector drops those already; older traces hold them), libcudart.so, and a statically linked runtime
-// inside the program's own image, recognised by its symbols (cudart::, __cudart*, the API entry points the trace's
-// calls name (ApiEntryNames) and nvcc's __device_stub_* launch stubs).
+// the leading frames that are not the user's are dropped (user_frame_index): the collector's, CUPTI's and the
+// driver's modules (a 1.4 collector drops those already; older traces hold them), libcudart.so, NVIDIA's libraries
+// (cuBLAS, cuDNN, NCCL, ...), a statically linked runtime inside the program's own image, recognised by its symbols
+// (cudart::, __cudart*, libcudart_static_*, the API entry points the trace's calls name (ApiEntryNames)), code of
+// CUDA's headers inlined into the program (crt/, cuda_runtime.h, Thrust, CUB), nvcc's __device_stub_* launch stubs
+// and the host function of the kernel they launch, and the C library's frames among them (pthread_once, exit).
+// Seen on an H200 (2026-11-27, tests/data/h200/): each of these was the first frame of some real stack.
 //
 // Each distinct (stack, Python stack) pair is resolved once per CallSites; symbolisation is cached process-wide.
 #pragma once
@@ -51,8 +54,15 @@ private:
     std::set<std::string, std::less<>> names_;
 };
 
-// True for a native frame that is the CUDA runtime/driver/CUPTI/collector's own, not the program's.
+// True for a native frame that is the CUDA runtime/driver/CUPTI/collector's own, NVIDIA's libraries' (cuBLAS, cuDNN,
+// NCCL, ...) or code of CUDA's headers inlined into the program, not the program's.
 bool is_cuda_internal_frame(const SourceFrame& frame, const ApiEntryNames& api);
+// The C and C++ runtime's (libc, libpthread, ld.so, libgcc_s, libstdc++): passed over between CUDA's frames.
+bool is_system_frame(const SourceFrame& frame);
+// Where the user's frames start in `frames` (native, innermost first): after the leading run of CUDA's frames, the
+// C library's frames among and after them, and the host function nvcc made for a kernel after its launch stub. With
+// no frame of the program in the stack: the last (outermost) CUDA frame, the nearest one to the program's call.
+size_t user_frame_index(const std::vector<SourceFrame>& frames, const ApiEntryNames& api);
 
 class CallSites {
 public:

@@ -183,6 +183,34 @@ TEST_CASE("call sites: --cudabacktrace picks calls by kind and threshold", "[cal
     }
 }
 
+TEST_CASE("call sites: the runtime's initialisation inside libc's pthread_once still starts at the program's call",
+          "[call-sites][e2e]") {
+    // The real shape (H200, CUDA 13.0, tests/data/h200/call-sites-shared): the driver calls the runtime makes while
+    // it initialises run inside pthread_once, so libc's frame lies between the runtime's own; before the cut passed
+    // over it, those calls' stacks started in libc with the runtime's frames after it.
+    constexpr int kDriverCalls = 5;
+    Run run({"--backtrace"}, "call-sites-init", kDriverCalls);
+    INFO(run.result.err);
+    REQUIRE(run.result.exit_code() == 0);
+    CallSites cs(run.trace_paths().at(0));
+    CHECK(cs.order_ok);
+    std::map<std::string, size_t> by_name;
+    auto cupti = module_ranges(cs.trace, "libgprof-test-cupti-standin.so");
+    REQUIRE(cupti.size() == 1);
+    for (auto& s : cs.sites) {
+        std::string name = cs.api_name.at(s.correlation);
+        ++by_name[name];
+        INFO(name);
+        REQUIRE(s.stack != 0);
+        const trace::Stack& st = cs.stacks.at(s.stack);
+        CHECK(CallSites::in_function(run, "gprof_test_site_first_call", st.frames[0]));
+        for (uint32_t i = 0; i < st.frame_count; ++i)
+            for (auto& [lo, hi] : cupti) CHECK_FALSE((st.frames[i] >= lo && st.frames[i] < hi));
+    }
+    CHECK(by_name["cuDriverGetVersion"] == kDriverCalls);
+    CHECK(by_name["cudaGetDeviceCount"] == 2);
+}
+
 TEST_CASE("call sites: a full stack table gives stack 0, counted and said", "[call-sites][e2e]") {
     // 10 distinct stacks (recursion depth 0..9), 3 calls each, in a table of 4.
     Run run({"--backtrace"}, "call-sites-deep", 10, {{"GPROF_CALL_SITE_MAX_STACKS", "4"}});

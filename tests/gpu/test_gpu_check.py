@@ -20,6 +20,9 @@ Cases:
   pm-probe-h200  check_pm_probe on the PM-sampling probe's documents from the H200 (tests/data/h200, shortened):
               every verdict passes bare and under gprof-run, and fails with the samples 5 ms off the phases' clock,
               moved as the first check moved them (by the first sample), or with the tensor and copy columns swapped
+  callsite-report-h200  (--build) check_callsite_report, gpu-check's own judge, on the traces the H200 run of
+              2026-11-27 failed (tests/data/h200: static and shared cudart, symbolised from the debug files of the
+              binaries that ran)
   probes      (--build) the PM-sampling probe's host half for GH100 (the H100 and H200 chip, no GPU needed): the
               metrics the check judges by are valid and configured in one pass; without a GPU both probes exit 77
 """
@@ -317,6 +320,29 @@ def case_pm_probe_h200(_):
         swapped = [r[:t] + [r[d]] + r[t + 1:d] + [r[t]] + r[d + 1:] if t < d else None for r in rows]
         bad = {n: s for s, n, _ in checks.check_pm_probe(dict(doc, samples=dict(doc["samples"], rows=swapped)), key)}
         expect(t < d and bad[f"{key}:phases"] == "FAIL", f"{key}: tensor and DRAM columns swapped fail :phases")
+def case_callsite_report_h200(args):
+    if not args.build:
+        raise SystemExit("--build DIR needed")
+    sys.path.insert(0, HERE)
+    import checks  # noqa: E402
+    data = os.path.join(SOURCE, "tests", "data", "h200")
+
+    def report(run, debug=None):
+        cmd = [os.path.join(args.build, "bin", "gprof-report"), "-r", "cuda_callsite_sum"]
+        if debug:  # before another option: it takes every value up to the next one
+            cmd += ["--debug-file-directory", debug]
+        p = subprocess.run(cmd + ["--format", "json", run], capture_output=True, text=True, timeout=120)
+        expect(p.returncode in (0, 2), f"gprof-report cuda_callsite_sum {run} exits 0 ({p.returncode}: "
+                                       f"{p.stderr[-300:]})")
+        return json.loads(p.stdout)
+    for variant, program in (("static", "gprof-test-ka"), ("shared", "gprof-test-ka-shared")):
+        run = os.path.join(data, f"call-sites-{variant}")
+        res = checks.check_callsite_report(report(run, os.path.join(run, "debug")), program, "known_answer.cu",
+                                           f"h200:{variant}")
+        for status, name, figures in res:
+            expect(status == "PASS", f"{name} on the real H200 trace: {figures}")
+    # The PyTorch trace is not judged here: its collector kept cuBLAS's frames, and some autograd-thread stacks hold
+    # nothing past them (report_callsite_tests [h200] pins what the report makes of it).
 
 
 def case_probes(args):
@@ -344,7 +370,8 @@ def case_probes(args):
 
 CASES = {"probes": case_probes, "plan": case_plan, "sigterm": case_sigterm, "sigkill": case_sigkill,
          "budget": case_budget, "hang": case_hang, "archives": case_archives, "no-gpu": case_no_gpu,
-         "callsite-report-h100": case_callsite_report_h100, "pm-probe-h200": case_pm_probe_h200}
+         "callsite-report-h100": case_callsite_report_h100, "pm-probe-h200": case_pm_probe_h200,
+         "callsite-report-h200": case_callsite_report_h200}
 
 
 def main():

@@ -803,6 +803,25 @@ STANDIN_EXPORT uint32_t gprof_test_standin_driver_call(uint32_t cbid) {
     return api_call(CUPTI_CB_DOMAIN_DRIVER_API, cbid, "cuStandinCall", nullptr);
 }
 
+// The runtime's lazy initialisation (seen on an H200 with CUDA 13.0, 2026-11-27: the driver calls libcudart.so makes
+// while it initialises have libc's frame, pthread_once, between libcudart's own): the first call makes `driver_calls`
+// driver calls inside pthread_once, then every call is a runtime call (cudaGetDeviceCount) of its own.
+namespace {
+pthread_once_t g_runtime_once = PTHREAD_ONCE_INIT;
+uint32_t g_runtime_init_calls = 0;
+void initialise_runtime() {
+    for (uint32_t i = 0; i < g_runtime_init_calls; ++i)
+        api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion, "cuDriverGetVersion", nullptr);
+}
+}  // namespace
+
+STANDIN_EXPORT uint32_t gprof_test_standin_runtime_first_call(uint32_t driver_calls) {
+    g_runtime_init_calls = driver_calls;
+    pthread_once(&g_runtime_once, initialise_runtime);
+    return api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+                    "cudaGetDeviceCount", nullptr);
+}
+
 STANDIN_EXPORT uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream) {
     State& s = st();
     runtime_launch_prologue(name);

@@ -34,6 +34,8 @@
 //                   gprof_test_site_memcpy, N cudaDeviceSynchronize taking 3 ms from gprof_test_site_slow_sync, N
 //                   taking no time from gprof_test_site_fast_sync, N cudaEventRecord from gprof_test_site_other;
 //                   prints "site NAME 0xADDRESS" for each of these functions first
+//     call-sites-init N   2 runtime calls from gprof_test_site_first_call, the first one initialising the runtime
+//                   stand-in: N driver calls made inside libc's pthread_once (the real runtime's shape)
 //     call-sites-deep N   3 launches from each of N distinct stacks (gprof_test_site_recurse at depth 0..N-1)
 //     call-sites-fork N   N launches from gprof_test_site_launch; fork: the child re-initialises and does the same
 //     mix N         every kind of record the stand-in makes, N times: a launch, a cudaMemcpy, a cudaMemset, a
@@ -213,6 +215,11 @@ extern "C" __attribute__((noinline)) uint32_t gprof_test_site_other() {
     SITE_END;
     return c;
 }
+extern "C" __attribute__((noinline)) uint32_t gprof_test_site_first_call(uint32_t driver_calls) {
+    uint32_t c = SI(gprof_test_standin_runtime_first_call)(driver_calls);
+    SITE_END;
+    return c;
+}
 extern "C" __attribute__((noinline)) uint32_t gprof_test_site_recurse(int depth) {
     uint32_t c = depth <= 0 ? SI(gprof_test_standin_launch_kernel)("_Z4deepv", 7) : gprof_test_site_recurse(depth - 1);
     SITE_END;
@@ -245,6 +252,7 @@ void print_sites() {
     std::printf("site gprof_test_site_fast_sync %p\n", reinterpret_cast<void*>(&gprof_test_site_fast_sync));
     std::printf("site gprof_test_site_other %p\n", reinterpret_cast<void*>(&gprof_test_site_other));
     std::printf("site gprof_test_site_recurse %p\n", reinterpret_cast<void*>(&gprof_test_site_recurse));
+    std::printf("site gprof_test_site_first_call %p\n", reinterpret_cast<void*>(&gprof_test_site_first_call));
 }
 }  // namespace
 
@@ -395,6 +403,9 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(mode, "timed-launches")) {
         gprof_test_timed_launches(16, n / 10 + 1);  // warm-up: first launches load the "module", fill caches
         std::printf("launch ns: %.1f\n", gprof_test_timed_launches(16, n));
+    } else if (!std::strcmp(mode, "call-sites-init")) {
+        print_sites();
+        for (int i = 0; i < 2; ++i) gprof_test_site_first_call(static_cast<uint32_t>(n));
     } else if (!std::strcmp(mode, "call-sites-deep")) {
         print_sites();
         // The count hidden from the compiler: a loop of a known 3 is unrolled into three call sites of one line (a

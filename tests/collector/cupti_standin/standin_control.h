@@ -33,6 +33,10 @@ uint32_t gprof_test_standin_runtime_call(uint32_t cbid);
 uint32_t gprof_test_standin_driver_call(uint32_t cbid);
 // A runtime call whose body takes `ns` nanoseconds (busy, on the calling thread): a synchronisation that waits.
 uint32_t gprof_test_standin_blocking_call(uint32_t cbid, uint64_t ns);
+// cudaGetDeviceCount; the first call in the process initialises the runtime first: `driver_calls` driver calls
+// (cuDriverGetVersion) made inside libc's pthread_once, as libcudart.so's initialisation is (seen on an H200).
+// Returns cudaGetDeviceCount's correlation id.
+uint32_t gprof_test_standin_runtime_first_call(uint32_t driver_calls);
 // cudaLaunchKernel + its CONCURRENT_KERNEL record, after the runtime's own driver calls (cuKernelGetName; the
 // first launch of a name also cuLibraryLoadData + cuLibraryGetKernel). Returns the correlation id.
 uint32_t gprof_test_standin_launch_kernel(const char* name, uint32_t stream);
