@@ -135,12 +135,14 @@ size_t user_frame_index(const std::vector<SourceFrame>& frames, const ApiEntryNa
             stub = {};
             continue;
         }
-        stub = {};
         if (is_cuda_internal_frame(f, api)) {
+            // A template kernel's stub is called through nvcc's __wrapper__device_stub_<kernel><T> (its stub file):
+            // the kernel's host function comes after that.
             after_cuda = i + 1;
             if (starts_with(f.function, "__device_stub_")) stub = f.function;
             continue;
         }
+        stub = {};
         if (!is_system_frame(f)) return i;
     }
     // No frame of the program in the stack (cut at its depth inside cuBLAS, by a collector before 2026-11-27 that

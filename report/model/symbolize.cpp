@@ -257,6 +257,21 @@ std::vector<SourceFrame> resolve(DwModule& m, uint64_t vaddr) {
         if (cu) {
             Dwarf_Die* scopes = nullptr;
             int n = dwarf_getscopes(cu, a - cu_bias, &scopes);
+            // Past the innermost inlined instance, dwarf_getscopes goes on with the scopes around its abstract
+            // definition, not the functions it was inlined into: two nested inlines (nvcc's template launch wrapper
+            // inside ka_scale<float> inside mode_kernels, H200 2026-11-27) lost the middle one and read the
+            // container at the inner call's line. The concrete chain is the DIE tree above the innermost scope.
+            if (n > 0) {
+                Dwarf_Die* chain = nullptr;
+                int m = dwarf_getscopes_die(&scopes[0], &chain);
+                if (m > 0) {
+                    free(scopes);  // NOLINT: allocated by libdw with malloc
+                    scopes = chain;
+                    n = m;
+                } else {
+                    free(chain);  // NOLINT
+                }
+            }
             Dwarf_Files* files = nullptr;
             size_t nfiles = 0;
             bool have_files = dwarf_getsrcfiles(cu, &files, &nfiles) == 0;
