@@ -546,7 +546,9 @@ LineCounts sites_by_api(const std::string& variant, const std::string& program, 
     const std::string dir = std::string(GPROF_H200_DATA) + "/call-sites-" + variant;
     set_debug_file_directories({dir + "/debug"});
     Run run = load_run({dir});
-    set_debug_file_directories({"/usr/lib/debug"});
+    struct Restore {  // the default debug dirs again, after the frames are resolved (also when a REQUIRE ends it)
+        ~Restore() { set_debug_file_directories({"/usr/lib/debug"}); }
+    } restore;
     REQUIRE(run.processes.size() == 1);
     const ProcessTrace& p = run.processes[0];
     CallSites cs(p);
