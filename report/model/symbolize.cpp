@@ -263,11 +263,11 @@ std::vector<SourceFrame> resolve(DwModule& m, uint64_t vaddr) {
             // container at the inner call's line. The concrete chain is the DIE tree above the innermost scope.
             if (n > 0) {
                 Dwarf_Die* chain = nullptr;
-                int m = dwarf_getscopes_die(&scopes[0], &chain);
-                if (m > 0) {
+                int chain_len = dwarf_getscopes_die(&scopes[0], &chain);
+                if (chain_len > 0) {
                     free(scopes);  // NOLINT: allocated by libdw with malloc
                     scopes = chain;
-                    n = m;
+                    n = chain_len;
                 } else {
                     free(chain);  // NOLINT
                 }
