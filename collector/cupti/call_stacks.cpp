@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "cupti/unwind.h"
+#include "gprof/trace/cuda_modules.h"
 #include "pipeline/pipeline.h"
 
 namespace gprof::collector::cupti {
@@ -41,32 +42,14 @@ uint64_t hash_frames(const uint64_t* frames, uint32_t count) {
     return h ? h : 1;
 }
 
-// The objects whose frames are never the program's, by file name: CUPTI, the driver, the CUDA runtime, and NVIDIA's
-// libraries built on it (their call into the runtime was made for the program's call into them). The depth kept is
-// spent past them: on an H200 a backward GEMM's 16 frames were all cuBLASLt's and cuBLAS's, none PyTorch's.
+// By file name (gprof/trace/cuda_modules.h): CUPTI, the driver, the CUDA runtime and NVIDIA's libraries are
+// internal; the C library's are passed over between internal frames.
 bool internal_by_name(const char* path) {
-    if (!path || !*path) return false;
-    std::string_view p(path);
-    size_t slash = p.rfind('/');
-    std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
-    for (std::string_view prefix :
-         {"libcupti.so", "libcuda.so", "libcudart.so", "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand",
-          "libcusparse", "libcusolver", "libcutensor", "libnvrtc", "libnvJitLink", "libnvjitlink", "libnvblas",
-          "libnvjpeg", "libnpp", "libcufile", "libcudss"})
-        if (base.starts_with(prefix)) return true;
-    return false;
+    return path && *path && trace::is_cuda_or_nvidia_library(trace::module_base_name(path));
 }
 
-// The C and C++ runtime's objects: CUDA's runtime calls back through them (its initialisation runs inside
-// pthread_once, its clean-up inside exit's handlers), so their frames sit between CUDA's own.
 bool system_by_name(const char* path) {
-    if (!path || !*path) return false;
-    std::string_view p(path);
-    size_t slash = p.rfind('/');
-    std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
-    for (std::string_view prefix : {"libc.so", "libpthread.so", "libdl.so", "ld-linux", "libgcc_s.so", "libstdc++.so"})
-        if (base.starts_with(prefix)) return true;
-    return false;
+    return path && *path && trace::is_system_library(trace::module_base_name(path));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "model/call_sites.h"
 
+#include "gprof/trace/cuda_modules.h"
+
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -26,26 +28,16 @@ bool looks_like_api_entry(std::string_view f) {
 }
 
 bool starts_with_any(std::string_view s, std::initializer_list<std::string_view> prefixes) {
-    for (std::string_view p : prefixes)
-        if (starts_with(s, p)) return true;
-    return false;
+    return trace::base_name_starts_with_any(s, prefixes);
 }
 
-// CUDA's own modules and NVIDIA's libraries built on it: a call from cuBLAS, cuDNN or NCCL into the runtime was made
-// for the program's call into that library, which is the site (a backward pass's GEMMs on PyTorch's autograd thread
-// read libtorch_cuda.so, not libcublasLt.so.13+0x71ba61e: H200 run of 2026-11-27).
+// CUDA's own modules, NVIDIA's libraries built on them (gprof/trace/cuda_modules.h: a call from cuBLAS into the
+// runtime was made for the program's call into cuBLAS, which is the site), the collector and the driver's helpers.
 bool is_cuda_module(std::string_view m) {
-    return starts_with_any(m, {"libcupti.so", "libcuda.so", "libcudart.so", "libgprof-collector", "libnvidia-",
-                               "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse",
-                               "libcusolver", "libcutensor", "libnvrtc", "libnvJitLink", "libnvjitlink", "libnvblas",
-                               "libnvjpeg", "libnpp", "libcufile", "libcudss"});
+    return trace::is_cuda_or_nvidia_library(m) || starts_with_any(m, {"libgprof-collector", "libnvidia-"});
 }
 
-// The C and C++ runtime's modules: CUDA's runtime calls back through them (its initialisation inside pthread_once,
-// its clean-up inside exit's handlers), so they sit between CUDA's frames; never the user's line.
-bool is_system_module(std::string_view m) {
-    return starts_with_any(m, {"libc.so", "libpthread.so", "libdl.so", "ld-linux", "libgcc_s.so", "libstdc++.so"});
-}
+bool is_system_module(std::string_view m) { return trace::is_system_library(m); }
 
 // Source that CUDA's headers and nvcc put into the program: the runtime's inline helpers (crt/device_functions.h's
 // __cudaLaunchKernel_helper, the template overloads of cuda_runtime.h), the launch stubs nvcc generates

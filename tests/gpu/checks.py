@@ -365,7 +365,8 @@ def check_python_frames(records, script, label):
                     + (f"; {refused[0]}" if refused else ""))]
 
 
-# NVIDIA's libraries built on the CUDA runtime: a site is never inside them (the program's call into them is).
+# NVIDIA's libraries built on the CUDA runtime: a site is never inside them (the program's call into them is). As
+# formats/include/gprof/trace/cuda_modules.h.
 NVIDIA_LIBRARIES = ("libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse", "libcusolver",
                     "libcutensor", "libnvrtc", "libnvJitLink", "libnvjitlink")
 
