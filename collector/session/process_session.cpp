@@ -513,10 +513,10 @@ void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(
     // The program's other threads run on until the process is gone: what they record from here on is counted, not
     // recorded, so the last drain ends (it used to chase them for seconds: issue 29).
     g_end_began_ns.store(clock::now(), std::memory_order_relaxed);
-    if (Pipeline* p = g_pipeline.load(std::memory_order_acquire))
-        g_end_writer_cpu_ns.store(p->writer_cpu_ns(), std::memory_order_relaxed);
+    Pipeline* recording = g_pipeline.load(std::memory_order_acquire);
+    if (recording) g_end_writer_cpu_ns.store(recording->writer_cpu_ns(), std::memory_order_relaxed);
     g_end_waiting_bytes.store(nvtx::stream_memory().bytes_in_flight, std::memory_order_release);
-    if (g_pipeline.load(std::memory_order_acquire))
+    if (recording)
         nvtx::stop_recording(cause == EndCause::Exec     ? nvtx::Ending::Exec
                              : cause == EndCause::Signal ? nvtx::Ending::Signal
                                                          : nvtx::Ending::Exit);
