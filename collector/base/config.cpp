@@ -118,6 +118,10 @@ Config parse_config(EnvLookup lookup) {
         else bad(env::kLogLevel, v, "expected trace|debug|info|warn|error|off");
     }
 
+    if (const char* v = lookup(env::kStatusInSummary); v && *v) {
+        if (!env::parse_switch(v, c.status_in_summary)) bad(env::kStatusInSummary, v, "expected 0 or 1");
+    }
+
     if (const char* v = lookup(env::kFlushMs); v && *v) {
         if (!env::parse_count(v, n)) bad(env::kFlushMs, v, "expected milliseconds");
         else c.flush_ms = static_cast<uint32_t>(n < 10 ? 10 : n > 200 ? 200 : n);

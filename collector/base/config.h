@@ -50,6 +50,7 @@ struct Config {
     bool no_children = false;     // GPROF_NO_CHILDREN=1
     int64_t root_pid = 0;         // GPROF_ROOT_PID
     std::string log_level = "warn";  // GPROF_LOG_LEVEL
+    bool status_in_summary = false;  // GPROF_STATUS_IN_SUMMARY=1: gprof-run's summary restates end-of-run warnings
     uint32_t flush_ms = 100;      // GPROF_FLUSH_MS, clamped to 10..200
     uint32_t buffer_mb = 8;       // GPROF_BUFFER_MB, clamped to 1..256
 

@@ -305,6 +305,7 @@ void Recorder::drain(tr::TraceWriter& writer, bool final) {
             free_block(s->head);
             s->head = nullptr;
             s->finished = true;
+            if (s->exit_name[0]) ended_threads_.emplace_back(s->tid, std::string(s->exit_name));
         }
     }
     if (final) {

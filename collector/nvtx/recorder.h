@@ -42,6 +42,9 @@ public:
     // Thread ids seen so far (the session writes their names).
     const std::vector<uint64_t>& new_threads() const { return new_threads_; }
     void clear_new_threads() { new_threads_.clear(); }
+    // Threads that ended since the last call, with their name as they ended (ThreadStream::exit_name).
+    const std::vector<std::pair<uint64_t, std::string>>& ended_threads() const { return ended_threads_; }
+    void clear_ended_threads() { ended_threads_.clear(); }
 
     uint64_t ranges_written() const { return ranges_written_; }
 
@@ -95,6 +98,7 @@ private:
     uint64_t retired_after_end_ = 0;  // after_end of the streams freed so far
     uint64_t retired_threads_after_end_ = 0;
     std::vector<uint64_t> new_threads_;
+    std::vector<std::pair<uint64_t, std::string>> ended_threads_;
     std::string scratch_;
     std::vector<NameSlot> name_slots_;
     const trace::TraceWriter* names_writer_ = nullptr;  // the writer the cached ids belong to

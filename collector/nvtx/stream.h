@@ -85,6 +85,9 @@ struct ThreadStream {
     std::atomic<uint64_t> dropped{0};  // events that did not fit under the memory cap
     std::atomic<uint64_t> after_end{0};  // events that came after the process began to end (handlers.h), not recorded
     std::atomic<bool> exited{false};   // the thread has ended (set by a TLS destructor)
+    // The thread's name as it ended (prctl PR_GET_NAME in the TLS destructor, before `exited` is released): a worker
+    // that names itself and ends before the writer reads /proc/self/task/TID/comm keeps its name (issue 30).
+    char exit_name[16] = {};
     uint64_t tid = 0;
     uint32_t index = 0;
     ThreadStream* next_stream = nullptr;  // registry list: set before publishing; later only the writer unlinks

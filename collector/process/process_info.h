@@ -66,12 +66,17 @@ private:
     std::unordered_map<uint64_t, std::string> seen_;  // base -> path
 };
 
-// Writes Thread records (writer thread). NVTX names (nvtxNameOsThread) win over /proc/self/task/TID/comm.
+// Writes Thread records (writer thread). NVTX names (nvtxNameOsThread) win over the thread's own name (its comm).
+// A thread's comm is read when the thread is first seen (scan_new, every writer period), again every few periods
+// (scan_all: renames), and, for a thread that used NVTX, as it ends (from_exit): a worker that names itself and ends
+// before the process keeps its name (issue 30).
 class ThreadNamer {
 public:
     void scan_all(trace::TraceWriter& writer);           // every thread in /proc/self/task
+    void scan_new(trace::TraceWriter& writer);           // the threads in /proc/self/task not named yet
     void from_comm(trace::TraceWriter& writer, uint64_t tid);
     void from_nvtx(trace::TraceWriter& writer, uint64_t tid, const std::string& name);
+    void from_exit(trace::TraceWriter& writer, uint64_t tid, const std::string& name);
 
 private:
     void write(trace::TraceWriter& writer, uint64_t tid, const std::string& name);

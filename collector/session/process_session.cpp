@@ -59,9 +59,14 @@ struct ProcessRecorder {
         if (nvtx) {
             for (uint64_t tid : nvtx->new_threads()) threads.from_comm(w, tid);
             nvtx->clear_new_threads();
+            for (const auto& [tid, name] : nvtx->ended_threads()) threads.from_exit(w, tid, name);
+            nvtx->clear_ended_threads();
         }
+        // Threads are named while they live (one that ends before the process would lose its name at the final
+        // scan): new ones every period, renames every tenth (~1 s at the default flush period).
+        if (final || ticks % 10 == 1) threads.scan_all(w);
+        else threads.scan_new(w);
         if (final) {
-            threads.scan_all(w);
             say_descriptors(w);
             say_end(w);
         } else {
@@ -190,7 +195,9 @@ bool open_trace(State& s, int64_t pid) {
     }
     tr::HeaderInfo h;
     h.features = (s.config.backtrace_depth > 0 ? static_cast<uint32_t>(tr::kFeatureBacktraces) : 0u) |
-                 (s.config.nested_driver_calls ? static_cast<uint32_t>(tr::kFeatureNestedDriverCalls) : 0u);
+                 (s.config.nested_driver_calls ? static_cast<uint32_t>(tr::kFeatureNestedDriverCalls) : 0u) |
+                 (s.config.trace_cuda ? 0u : static_cast<uint32_t>(tr::kFeatureCudaNotTraced)) |
+                 (s.config.trace_nvtx ? 0u : static_cast<uint32_t>(tr::kFeatureNvtxNotTraced));
     h.producer = GPROF_PRODUCER;
     h.pid = s.identity.pid;
     h.ppid = s.identity.ppid;
@@ -544,7 +551,10 @@ void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(
             // The driver never called InitializeInjection: say why, if this process tried CUDA at all.
             MissingCuda missing = explain_missing_cuda();
             if (!missing.text.empty()) {
-                if (missing.warn) log::warn("CUDA activity not recorded: {}", missing.text);
+                // Under gprof-run the summary says it, from the Status record below (GPROF_STATUS_IN_SUMMARY): the
+                // same line here too made it twice (issue 30). Without gprof-run this line is all there is.
+                if (missing.warn && !config.status_in_summary)
+                    log::warn("CUDA activity not recorded: {}", missing.text);
                 pipeline->post_status(tr::Component::Driver,
                                       missing.warn ? tr::StatusLevel::Warning : tr::StatusLevel::Info, 0,
                                       "CUDA activity not recorded: " + missing.text);

@@ -16,10 +16,12 @@
 #include "child_env.h"
 #include "collector_path.h"
 #include "console.h"
-#include "end_of_run.h"
+#include "end_of_run/end_of_run.h"
 #include "options.h"
+#include "output/output_file.h"
 #include "output_path.h"
 #include "python_env.h"
+#include "reports/reports.h"
 #include "safe_fs.h"
 #include "supervise.h"
 #include "gprof/env/variables.h"
@@ -29,6 +31,7 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace gprof::launcher;
+namespace rep = gprof::report;
 
 namespace {
 
@@ -71,8 +74,14 @@ int run(int argc, char** argv) {
         console.error(why);
         return kOwnFailure;
     };
-    if (!o.timeunit.empty())
-        if (auto e = check_timeunit(o.timeunit); !e.empty()) return fail(e);
+    rep::TimeUnit stats_unit = rep::TimeUnit::Ns;
+    if (!o.timeunit.empty()) {
+        try {
+            stats_unit = rep::parse_time_unit(o.timeunit);
+        } catch (const std::invalid_argument& e) {
+            return fail(std::string("--timeunit: ") + e.what());
+        }
+    }
 
     std::string error;
     auto collector = find_collector(error);
@@ -116,25 +125,47 @@ int run(int argc, char** argv) {
         fs::remove_all(*run_dir, ec);
     };
     const std::string run_id = new_run_id();
-    if (!write_new_file(*run_dir, kRunMarker, run_info(run_id, ctx, o.command), error)) {
+    // Every file of a run is written the one way (report/output/output_file.h): never through a link, never over a
+    // file without --force, 0600.
+    auto write_file = [](const fs::path& path, const std::string& text, const rep::OutputPolicy& policy,
+                         std::string& why) {
+        try {
+            rep::OutputFile f(path, policy);
+            f.stream() << text;
+            f.commit();
+            return true;
+        } catch (const std::exception& e) {
+            why = e.what();
+            return false;
+        }
+    };
+    const rep::OutputPolicy private_new{false, rep::FileMode::Private};
+    if (!write_file(*run_dir / kRunMarker, run_info(run_id, ctx, o.command), private_new, error)) {
         abandon_run_dir();
         return fail(error);
     }
     // After the run directory exists, so that a timeline or log file inside it does not create it first.
-    bool replace_timeline = false;
-    if (timeline_path && !check_output_file(*timeline_path, o.force, replace_timeline, error)) {
-        abandon_run_dir();
-        return fail(error);
+    if (timeline_path) {
+        rep::OutputPolicy policy{o.force, rep::FileMode::Private};
+        error = rep::create_parent_directories(*timeline_path);
+        if (error.empty()) error = rep::OutputFile::check(*timeline_path, policy);
+        if (!error.empty()) {
+            abandon_run_dir();
+            return fail("--timeline: " + error);
+        }
     }
     if (log_path) {
-        int fd = create_private_file(*log_path, o.force, error);
-        if (fd < 0) {
+        // Written while the run goes on (tail -f): published at once, not when complete.
+        rep::OutputPolicy policy{o.force, rep::FileMode::Private, rep::Publish::Live};
+        try {
+            if (auto e = rep::create_parent_directories(*log_path); !e.empty()) throw std::runtime_error(e);
+            rep::OutputFile log(*log_path, policy);
+            console.redirect_to(log.release(), log_path->string());
+        } catch (const std::exception& e) {
             abandon_run_dir();
-            return fail("--log-file: " + error);
+            return fail(std::string("--log-file: ") + e.what());
         }
-        console.redirect_to(fd, log_path->string());
     }
-    if (!timeline_path && !o.no_timeline) timeline_path = *run_dir / "timeline.json";
 
     auto changes = collector_environment(o, *collector, *run_dir, run_id, ::getenv("LD_PRELOAD"));
     // Where pip put CUPTI for this program's Python, for the collector's search; a value the user set is kept.
@@ -172,17 +203,25 @@ int run(int argc, char** argv) {
                      "; not waiting for them: their traces may be incomplete");
     }
 
-    EndOfRunRequest request;
+    // The end-of-run step (report/end_of_run/): the summary, then every output the list says a run gets.
+    rep::EndOfRunChoice choice;
+    choice.left_out = o.left_out;
+    choice.exports = o.exports;
+    choice.force = o.force;
+    if (timeline_path) choice.paths["timeline"] = *timeline_path;
+    rep::EndOfRunOptions request;
     request.run_dir = *run_dir;
-    request.summary = o.summary;
+    request.summary = o.summary == SummaryChoice::None   ? rep::SummaryMode::None
+                      : o.summary == SummaryChoice::Full ? rep::SummaryMode::Full
+                                                         : rep::SummaryMode::Brief;
     request.kernel_filter = o.kernel_filter;
-    request.timeline = timeline_path;
-    request.replace_timeline = replace_timeline;
+    request.summary_out = &console.stream();
+    request.outputs = rep::end_of_run_outputs(*run_dir, choice);
     request.stats = o.stats;
-    request.timeunit = o.timeunit;
-    request.exports = o.exports;
-    request.html = !o.no_html;
-    report_run(request, console);
+    request.stats_time_unit = stats_unit;
+    rep::EndOfRunResult result = rep::finish_run(request);
+    console.stream().flush();
+    for (const auto& line : rep::where_lines(request, result)) console.warn(line);
     return outcome.exit_code;
 }
 

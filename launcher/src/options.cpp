@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <sstream>
 
+#include "end_of_run/outputs.h"
 #include "gprof/env/cuda_backtrace.h"
 #include "gprof/env/values.h"
+#include "output/suggest.h"
 #include "gprof/version.h"
 
 namespace gprof::launcher {
@@ -97,7 +100,16 @@ std::string check_trace(std::string_view text, std::string& normalised, std::str
         else if (*known->records) add(records, known->records);
         else add(unrecorded, item);
     }
-    if (none && (!records.empty() || !unrecorded.empty() || !unknown.empty()))
+    // A name nsys does not know either is a typo: recording nothing with exit 0 would waste the run (issue 30).
+    if (!unknown.empty()) {
+        std::vector<std::string> names{"none"};
+        for (const auto& t : kTraceNames) names.push_back(t.name);
+        const std::string& typo = unknown.front();
+        std::string hint = gprof::report::did_you_mean(typo, names);
+        return "--trace: unknown item '" + typo + "'" + (hint.empty() ? "" : hint) +
+               " (gprof-run records cuda and nvtx; nsys's other -t names are taken and noted)";
+    }
+    if (none && (!records.empty() || !unrecorded.empty()))
         return "--trace: 'none' cannot be combined with other items";
     auto has = [&records](const char* k) { return std::find(records.begin(), records.end(), k) != records.end(); };
     normalised = gprof::env::trace_text({has("cuda"), has("nvtx")});
@@ -108,19 +120,18 @@ std::string check_trace(std::string_view text, std::string& normalised, std::str
         return out;
     };
     if (!unrecorded.empty()) note = "--trace: " + list(unrecorded) + " not recorded (gprof-run records cuda and nvtx)";
-    if (!unknown.empty())
-        note += (note.empty() ? "--trace: " : "; ") + std::string("unknown ") + list(unknown) + " ignored";
     if (!note.empty()) note += "; recording " + normalised;
     return {};
 }
 
-std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool& stats) {
+std::string fold_switch_values(std::vector<std::string>& args, const std::vector<SwitchSpelling>& switches) {
     // Options of ours that take a value in the next argument (so the scan does not take that value for the app).
     static const char* const kWithValue[] = {"-o", "--output", "-t", "--trace", "-c", "--capture-range", "-p",
                                              "--nvtx-capture", "--capture-range-end", "--cuda-graph-trace", "-y",
                                              "--delay", "-d", "--duration", "--kernel-filter", "--summary",
                                              "--log-file", "--timeline", "--wait-children", "--log-level",
-                                             "--export", "--timeunit"};
+                                             "--export", "--timeunit", "--cuda-api", "--cudabacktrace", "-s",
+                                             "--sample", "--sampling-frequency"};
     std::vector<std::string> out;
     size_t i = 0;
     for (; i < args.size(); ++i) {
@@ -128,9 +139,9 @@ std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool
         if (a == "--" || a.empty() || a[0] != '-' || a == "-") break;  // the app starts here
         std::string name = a.substr(0, a.find('='));
         bool has_value = name.size() != a.size();
-        bool* target = name == "-f" || name == "--force" || name == "--force-overwrite" ? &force
-                       : name == "--stats"                                               ? &stats
-                                                                                         : nullptr;
+        bool* target = nullptr;
+        for (const auto& sw : switches)
+            if (std::find(sw.names.begin(), sw.names.end(), name) != sw.names.end()) target = sw.value;
         if (target) {
             std::string value = has_value ? a.substr(name.size() + 1) : "true";
             if (!has_value && i + 1 < args.size() && (args[i + 1] == "true" || args[i + 1] == "false")) value = args[++i];
@@ -270,15 +281,19 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
                    "Where to write the timeline (default: <run dir>/timeline.json; a name ending in .pftrace "
                    "writes Perfetto's protobuf, as does a run too big for JSON)")
         ->type_name("PATH");
-    app.add_flag("--no-timeline", o.no_timeline, "Do not write the timeline");
-    app.add_flag("--no-html", o.no_html, "Do not write report.html (the run at a glance) into the run directory");
+    // --no-<name> for each output written unless left out (end_of_run/outputs.h: the timeline, report.html).
+    std::map<std::string, bool> leave_out;
+    for (const auto& def : gprof::report::outputs())
+        if (def.at_end == gprof::report::AtEndOfRun::UnlessLeftOut)
+            app.add_flag("--no-" + std::string(def.name), leave_out[std::string(def.name)],
+                         "Do not write " + std::string(def.default_file) + " (" + std::string(def.what) + ")");
     app.add_option("--wait-children", wait,
                    "Once the app has exited, wait at most SEC seconds for processes it left running (default 10)")
         ->type_name("SEC");
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error or off")
         ->type_name("LEVEL");
     // Parsed by fold_switch_values (nsys's true|false values); listed here for --help.
-    bool force_seen = false, stats_seen = false;
+    bool force_seen = false, stats_seen = false, show_output = true, cuda_memory_usage = false, fork_before_exec = false;
     app.add_flag("-f,--force,--force-overwrite", force_seen,
                  "Replace an existing run directory, log file or timeline (nsys: -f true|false, "
                  "--force-overwrite=true)");
@@ -286,12 +301,31 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
                  "After the run, print nsys's report tables (nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum, "
                  "cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum) with the summary (nsys: --stats=true)");
     std::vector<std::string> exports;
-    app.add_option("--export", exports,
-                   "After the run, also write the run as sqlite (<run dir>/report.sqlite, nsys's tables) or json "
-                   "(<run dir>/report.json, gprof-report --format json); a comma list, repeatable; none = nothing")
+    std::string export_help = "After the run, also write";
+    for (const auto& def : gprof::report::outputs())
+        if (def.at_end == gprof::report::AtEndOfRun::OnExport)
+            export_help += " " + std::string(def.name) + " (<run dir>/" + std::string(def.default_file) + ": " +
+                           std::string(def.what) + ");";
+    app.add_option("--export", exports, export_help + " a comma list, repeatable; none = nothing")
         ->delimiter(',')
         ->allow_extra_args(false)
         ->type_name("FORMAT");
+    // nsys habits, taken so that an nsys command line runs (docs/launcher.md says what each does here).
+    std::string sample, sampling_frequency;
+    app.add_option("-s,--sample", sample,
+                   "nsys's CPU sampling: process-tree, system-wide or none. gprof-run does not sample the CPU yet: "
+                   "none is what it does, the others are noted and record nothing more")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->type_name("MODE");
+    app.add_option("--sampling-frequency", sampling_frequency,
+                   "nsys's CPU sampling rate in Hz (100-8000); checked, used once CPU sampling exists")
+        ->type_name("HZ");
+    app.add_flag("-w,--show-output", show_output,
+                 "nsys's -w true|false: the program's output is always shown (gprof-run never touches it)");
+    app.add_flag("--cuda-memory-usage", cuda_memory_usage,
+                 "nsys's --cuda-memory-usage=true: CUDA memory is always recorded here (gprof-report memory)");
+    app.add_flag("--trace-fork-before-exec", fork_before_exec,
+                 "nsys's --trace-fork-before-exec=true: a forked child is always traced from the fork on");
     app.add_option("--timeunit", o.timeunit, "Time unit of the --stats tables: ns (default), us, ms, s or nsys's "
                                              "nsec, usec, msec, seconds...")
         ->type_name("UNIT");
@@ -303,7 +337,15 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
 
     // nsys's true|false switch values, folded before CLI11 sees them (it would take "true" for the app).
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (auto e = fold_switch_values(args, o.force, o.stats); !e.empty()) {
+    bool show_output_given = true, memory_usage_given = true, fork_given = true;
+    const std::vector<SwitchSpelling> switches = {
+        {{"-f", "--force", "--force-overwrite"}, &o.force},
+        {{"--stats"}, &o.stats},
+        {{"-w", "--show-output"}, &show_output_given},
+        {{"--cuda-memory-usage"}, &memory_usage_given},
+        {{"--trace-fork-before-exec"}, &fork_given},
+    };
+    if (auto e = fold_switch_values(args, switches); !e.empty()) {
         result.exit_code = 2;
         result.to_stderr = error_text(e);
         return result;
@@ -350,13 +392,48 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         if (auto e = check_trace(trace, o.trace, note); !e.empty()) return fail(e);
         if (!note.empty()) result.notes.push_back(note);
     }
+    const std::vector<std::string> exportable = gprof::report::output_names(gprof::report::AtEndOfRun::OnExport);
+    std::string exportable_text;
+    for (const auto& e : exportable) exportable_text += (exportable_text.empty() ? "" : " and ") + e;
+    // nsys's other export formats are named in a note; anything else is a typo (exit 2, with the nearest name).
+    static const char* const kNsysExports[] = {"arrow", "arrowdir", "hdf", "jsonlines", "parquetdir", "text"};
     for (const auto& e : exports) {
         if (e == "none") continue;
-        if (e != "sqlite" && e != "json")
-            result.notes.push_back("--export: " + e + " is not written (gprof-run exports sqlite and json)");
-        else if (std::find(o.exports.begin(), o.exports.end(), e) == o.exports.end())
-            o.exports.push_back(e);
+        if (std::find(exportable.begin(), exportable.end(), e) != exportable.end()) {
+            if (std::find(o.exports.begin(), o.exports.end(), e) == o.exports.end()) o.exports.push_back(e);
+        } else if (std::find(std::begin(kNsysExports), std::end(kNsysExports), e) != std::end(kNsysExports)) {
+            result.notes.push_back("--export: " + e + " is not written (gprof-run exports " + exportable_text + ")");
+        } else {
+            std::vector<std::string> names = exportable;
+            names.insert(names.end(), std::begin(kNsysExports), std::end(kNsysExports));
+            return fail("--export: unknown format '" + e + "'" + gprof::report::did_you_mean(e, names) +
+                        " (gprof-run exports " + exportable_text + ")");
+        }
     }
+    for (const auto& [name, yes] : leave_out)
+        if (yes) o.left_out.insert(name);
+    if (app.count("--sample")) {
+        if (sample != "process-tree" && sample != "system-wide" && sample != "none")
+            return fail("--sample: '" + sample + "' is not process-tree, system-wide or none" +
+                        gprof::report::did_you_mean(sample, {"process-tree", "system-wide", "none"}));
+        o.sample = sample;
+        if (sample != "none")
+            result.notes.push_back("--sample " + sample + ": gprof-run does not sample the CPU yet; nothing is sampled");
+    }
+    if (app.count("--sampling-frequency")) {
+        uint64_t hz = 0;
+        if (!gprof::env::parse_count(sampling_frequency, hz) || hz < 100 || hz > 8000)
+            return fail("--sampling-frequency: '" + sampling_frequency + "' is not a rate from 100 to 8000 Hz");
+        o.sampling_frequency_hz = static_cast<unsigned>(hz);
+        if (o.sample.value_or("none") == "none")
+            result.notes.push_back("--sampling-frequency: gprof-run does not sample the CPU yet; nothing is sampled");
+    }
+    if (!show_output_given)
+        result.notes.push_back("--show-output false: gprof-run never touches the program's output; it is shown");
+    if (!memory_usage_given)
+        result.notes.push_back("--cuda-memory-usage false: CUDA memory is always recorded (it costs little here)");
+    if (!fork_given)
+        result.notes.push_back("--trace-fork-before-exec false: forked children are always traced from the fork on");
     if (app.count("--timeunit") && !o.stats)
         result.notes.push_back("--timeunit applies to the --stats tables: without --stats it changes nothing");
     if (app.count("--backtrace")) {
@@ -435,7 +512,7 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         o.log_file = log_file;
     }
     if (app.count("--timeline")) {
-        if (o.no_timeline) return fail("--timeline and --no-timeline contradict each other");
+        if (o.left_out.count("timeline")) return fail("--timeline and --no-timeline contradict each other");
         if (timeline.empty()) return fail("--timeline: empty path");
         o.timeline = timeline;
     }

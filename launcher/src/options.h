@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,12 +34,16 @@ struct LaunchOptions {
     SummaryChoice summary = SummaryChoice::Brief;
     std::optional<std::string> log_file;      // pattern, unexpanded
     std::optional<std::string> timeline;      // pattern, unexpanded
-    bool no_timeline = false;
-    bool no_html = false;                     // --no-html: no <run dir>/report.html
+    std::set<std::string> left_out;           // --no-timeline, --no-html: outputs not written (end_of_run/outputs.h)
     double wait_children_sec = 10.0;          // bound on waiting for descendants once the app has exited
     bool stats = false;                       // --stats=true: nsys's report tables after the run
     std::vector<std::string> exports;         // --export: sqlite, json (each once), after the run
     std::string timeunit;                     // --timeunit for the --stats tables, as typed ("" = ns)
+    // nsys's CPU sampling options, parsed and checked now so that CPU sampling (issue 35) only has to act on them:
+    // -s/--sample process-tree|system-wide|none and --sampling-frequency HZ. Until then a note says nothing is
+    // sampled (nothing to say for -s none).
+    std::optional<std::string> sample;
+    std::optional<unsigned> sampling_frequency_hz;
     std::vector<std::string> command;         // app and its arguments, untouched
     bool check = false;                       // --check: is this machine ready (check.h); the app is optional then
 };
@@ -55,11 +60,17 @@ ParseResult parse_command_line(int argc, const char* const* argv);
 
 // The individual checks, exposed for unit tests. Each returns an empty string when valid, else the reason.
 // --trace takes nsys's names: what gprof-run records (cuda, nvtx; cuda-sw and the cuXXX libraries mean cuda) goes
-// into `normalised`; the rest is named in `note` (one warning line), never an error. Only an empty item is one.
+// into `normalised`; nsys's names gprof-run does not record are named in `note` (one warning line). An empty item
+// or a name nsys does not know either (a typo: "did you mean" the nearest) is an error.
 std::string check_trace(std::string_view text, std::string& normalised, std::string& note);
-// nsys's switches take true|false: "-f", "-f true", "--force-overwrite=false", "--stats=true". Returns the argv with
-// those values folded into the switches (so the value is never taken for the app), or an error.
-std::string fold_switch_values(std::vector<std::string>& args, bool& force, bool& stats);
+// nsys's switches take true|false: "-f", "-f true", "--force-overwrite=false", "--stats=true", "-w true". Each entry
+// names a switch's spellings and where its value goes. Returns the argv with those values folded into the switches
+// (so the value is never taken for the app), or an error.
+struct SwitchSpelling {
+    std::vector<std::string> names;
+    bool* value;
+};
+std::string fold_switch_values(std::vector<std::string>& args, const std::vector<SwitchSpelling>& switches);
 std::string check_capture_range(std::string_view text);
 // --capture-range-end: `normalised` gets the collector's form; `note` says how an nsys form was taken.
 std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note);

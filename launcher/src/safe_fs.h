@@ -1,7 +1,7 @@
-// Creating what a run writes without ever following a planted symbolic link or silently replacing anything.
+// Creating the run directory without ever following a planted symbolic link or silently replacing anything.
 //
 // Only the last component of a path is guarded: its parent directories are the user's to choose (a scratch
-// directory reached through a link is normal). The run directory gets mode 0700 and files 0600, whatever the umask.
+// directory reached through a link is normal). The run directory gets mode 0700, whatever the umask.
 #pragma once
 
 #include <filesystem>
@@ -21,17 +21,6 @@ inline constexpr const char* kRunMarker = "gprof-run.info";
 std::optional<std::filesystem::path> create_run_dir(const std::filesystem::path& dir, bool force, bool unique_suffix,
                                                     std::string& error);
 
-// A new file, O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; missing parents are created. An existing regular file is an
-// error unless `force` (then it is replaced); a symbolic link is always refused. Returns the fd (O_CLOEXEC) or -1.
-int create_private_file(const std::filesystem::path& path, bool force, std::string& error);
-
-// For a file written later by someone else (the timeline): checks now, before the app starts, that `path` is not a
-// symbolic link and does not exist (or, with `force`, is a regular file to replace: `exists` is set), and creates
-// missing parents.
-bool check_output_file(const std::filesystem::path& path, bool force, bool& exists, std::string& error);
-
-// Writes `content` to <dir>/<name> as a new 0600 file (O_EXCL|O_NOFOLLOW).
-bool write_new_file(const std::filesystem::path& dir, const std::string& name, const std::string& content,
-                    std::string& error);
+// Files (gprof-run.info, --log-file, the outputs) are written the one way every output is: report/output/output_file.h.
 
 }  // namespace gprof::launcher

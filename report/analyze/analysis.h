@@ -42,6 +42,9 @@ struct AnalysisOptions {
     size_t max_gaps = 5;               // --gaps
 };
 
+// A GPU idle gap at least this share of the capture window, starting in its first half, ends start-up.
+inline constexpr double kStartupGapShare = 0.2;
+
 struct DeviceUtilisation {
     DeviceKey key;
     std::string name;        // from the Device record, "" when unknown
@@ -49,7 +52,15 @@ struct DeviceUtilisation {
     int64_t busy_ns = 0;     // union of GPU ops
     int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // naive sums per kind (may exceed busy_ns)
     int64_t graph_ns = 0;    // graph launches traced as a whole (their nodes are not in kernel_ns ...)
-    double busy_pct = 0;
+    double busy_pct = 0;     // of the whole capture window
+    // After start-up, to the end of the window: what the verdict is decided on, so that a program's start-up
+    // (imports, data set loading, compiling) does not decide it (issue 30). Start-up is the time before the device's
+    // first operation, and also before the end of its longest idle gap when that gap starts in the first half of the
+    // window and lasts at least kStartupGapShare of it (one long set-up pause after the first CUDA call, as PyTorch
+    // programs make); docs/analysis.md.
+    int64_t steady_start = 0;  // run axis
+    int64_t steady_ns = 0;
+    double steady_busy_pct = 0;
     size_t streams = 0;
 };
 
@@ -100,7 +111,9 @@ const char* verdict_id(Verdict v);     // "gpu_bound", "cpu_launch_bound", "io_b
 const char* verdict_title(Verdict v);  // "GPU-bound", ...
 
 struct VerdictEvidence {
-    double busy_pct = 0;                 // mean over devices with work
+    double busy_pct = 0;                 // mean over devices with work, of the whole capture window
+    double steady_busy_pct = 0;          // the same after each device's start-up (DeviceUtilisation): decides the verdict
+    int64_t startup_ns = 0;              // capture window start to the earliest end of start-up of any device
     double idle_in_api_pct = 0;          // share of GPU idle time the launching thread spent in CUDA API calls
     double idle_in_host_code_pct = 0;    // ... outside any CUDA call
     double launch_rate_per_s = 0;        // kernel launches per second of the capture window

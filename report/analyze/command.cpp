@@ -37,7 +37,7 @@ int run_analyze(const AnalyzeArgs& args) {
         format = parse_format(args.format);
         if (format == OutputFormat::Csv) throw std::invalid_argument("analyze has no csv form; use table, markdown or json");
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: analyze: " << e.what() << "\n";
         return 2;
     }
     std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
@@ -48,11 +48,11 @@ int run_analyze(const AnalyzeArgs& args) {
         for (const auto& c : args.clock_offsets) parse_clock_offset(c, lo.filter);
         run = load_run(inputs, lo);
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: analyze: " << e.what() << "\n";
         return 2;
     }
     if (run.processes.empty()) {
-        std::cerr << "gprof-report analyze: no readable trace in the input";
+        std::cerr << "gprof-report: error: analyze: no readable trace in the input";
         for (const auto& w : run.warnings) std::cerr << "\n  " << w;
         std::cerr << "\n";
         return 2;
@@ -65,7 +65,7 @@ int run_analyze(const AnalyzeArgs& args) {
     try {
         a = analyze_run(run, opt);
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: analyze: " << e.what() << "\n";
         return 2;
     }
     // A distributed job: the ranks side by side, with the straggler named (analyze/ranks.h).
@@ -95,7 +95,7 @@ int run_analyze(const AnalyzeArgs& args) {
         }
         if (file) file->commit();
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: analyze: " << e.what() << "\n";
         return 2;
     }
     return 0;

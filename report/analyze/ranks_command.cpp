@@ -66,7 +66,7 @@ std::vector<RankFigures> read_figures(const fs::path& p) {
 }
 
 int run_ranks(const RanksArgs& args) {
-    const char* who = "gprof-report ranks: ";
+    const char* who = "gprof-report: error: ranks: ";
     OutputFormat format;
     try {
         format = parse_format(args.format);

@@ -58,9 +58,11 @@ nlohmann::json sites_json(const Finding& f) {
 
 void render_analysis_table(const AnalysisResult& a, std::ostream& out) {
     out << "Verdict: " << verdict_title(a.verdict) << "\n  " << a.verdict_reason << "\n\n";
-    out << "GPU utilisation over the capture window (" << t(a.window.length()) << "):\n";
+    out << "GPU utilisation over the capture window (" << t(a.window.length()) << "; times count from the program's start, "
+        << "+0):\n";
     for (const auto& d : a.devices) {
-        out << "  " << device_label(d.key, d.name) << ": busy " << pct(d.busy_pct) << " (" << t(d.busy_ns)
+        out << "  " << device_label(d.key, d.name) << ": busy " << pct(d.busy_pct) << ", " << pct(d.steady_busy_pct)
+            << " after start-up (from +" << t(d.steady_start) << ") (" << t(d.busy_ns)
             << "; kernels " << t(d.kernel_ns) << ", memcpy " << t(d.memcpy_ns) << ", memset " << t(d.memset_ns)
             << (d.graph_ns ? ", graphs " + t(d.graph_ns) : std::string()) << "; " << d.streams << " stream" << (d.streams == 1 ? "" : "s") << ")\n";
     }
@@ -164,6 +166,8 @@ nlohmann::json analysis_to_json(const AnalysisResult& a) {
     j["verdict"] = {{"id", verdict_id(a.verdict)}, {"title", verdict_title(a.verdict)}, {"reason", a.verdict_reason}};
     const VerdictEvidence& e = a.evidence;
     j["evidence"] = {{"busy_pct", e.busy_pct},
+                     {"steady_busy_pct", e.steady_busy_pct},
+                     {"startup_ns", e.startup_ns},
                      {"idle_in_api_pct", e.idle_in_api_pct},
                      {"idle_in_host_code_pct", e.idle_in_host_code_pct},
                      {"launch_rate_per_s", e.launch_rate_per_s},
@@ -178,6 +182,8 @@ nlohmann::json analysis_to_json(const AnalysisResult& a) {
     for (const auto& d : a.devices)
         j["devices"].push_back({{"host", d.key.host}, {"device", d.key.device}, {"name", d.name},
                                 {"window_ns", d.window_ns}, {"busy_ns", d.busy_ns}, {"busy_pct", d.busy_pct},
+                                {"steady_start_ns", d.steady_start}, {"steady_ns", d.steady_ns},
+                                {"steady_busy_pct", d.steady_busy_pct},
                                 {"kernel_ns", d.kernel_ns}, {"memcpy_ns", d.memcpy_ns}, {"memset_ns", d.memset_ns},
                                 {"graph_ns", d.graph_ns}, {"streams", d.streams}});
     j["gaps"] = json::array();
@@ -231,7 +237,8 @@ void print_analysis_section(const Run& run, std::ostream& out) {
 void print_analysis_section(const AnalysisResult& a, std::ostream& out) {
     out << "Analysis: " << verdict_title(a.verdict) << " - " << a.verdict_reason << "\n";
     for (const auto& d : a.devices)
-        out << "  " << device_label(d.key, d.name) << " busy " << pct(d.busy_pct) << " of " << t(d.window_ns) << "\n";
+        out << "  " << device_label(d.key, d.name) << " busy " << pct(d.steady_busy_pct) << " after start-up (from +"
+            << t(d.steady_start) << "), " << pct(d.busy_pct) << " of the whole " << t(d.window_ns) << "\n";
     size_t shown = 0;
     for (const Finding& f : a.findings) {
         if (shown++ == 3) {

@@ -10,7 +10,6 @@ namespace gprof::report {
 void register_diff_command(CLI::App& app, int* exit_code);     // report/diff/
 void register_analyze_command(CLI::App& app, int* exit_code);  // report/analyze/
 void register_ranks_command(CLI::App& app, int* exit_code);    // report/analyze/ranks_command.cpp
-void register_export_command(CLI::App& app, int* exit_code);   // report/export/
-void register_html_command(CLI::App& app, int* exit_code);     // report/html/
+// timeline, html and export: from the outputs list (end_of_run/outputs.h).
 
 }  // namespace gprof::report

@@ -131,7 +131,7 @@ int run_diff(const DiffArgs& a) {
         fo.step_pattern = a.step_range;
         if (!fo.step_pattern.empty()) std::regex check(fo.step_pattern);
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report diff: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: diff: " << e.what() << "\n";
         return 2;
     }
     DiffResult r;
@@ -142,7 +142,7 @@ int run_diff(const DiffArgs& a) {
         std::vector<RunFigures> cand = load_side(a.cand, "NEW", fo, lo);
         r = compare_runs(base, cand, th);
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report diff: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: diff: " << e.what() << "\n";
         return 2;
     }
     DiffRenderOptions ro;
@@ -172,7 +172,7 @@ int run_diff(const DiffArgs& a) {
         if (!a.write_json.empty()) write_file(a.write_json, diff_to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         if (!a.write_html.empty()) write_file(a.write_html, html::render_diff_page(r, a.all));
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report diff: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: diff: " << e.what() << "\n";
         return 2;
     }
     return r.exit_code();

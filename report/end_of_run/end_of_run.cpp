@@ -1,62 +1,37 @@
-// finish_run(): what gprof-run does once the app has ended. Shares every piece with gprof-report, so the summary
-// printed at the end of a run and `gprof-report summary RUN` never disagree.
 #include "end_of_run/end_of_run.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
-
-#include <fstream>
-#include <optional>
 #include <sstream>
-#include <vector>
 
 #include "analyze/analysis.h"
-#include "html/html.h"
 #include "model/aggregate.h"
 #include "model/model.h"
 #include "reports/reports.h"
-#include "timeline/timeline.h"
-
 
 namespace gprof::report {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// O_EXCL|O_NOFOLLOW, mode 0600: false (errno set) if the file exists, is a symlink, or cannot be written whole. A
-// file it created but could not fill (a full disk) is removed: a cut summary must not look like a result.
-bool write_new_file(const fs::path& path, const std::string& text) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
-    const char* p = text.data();
-    size_t left = text.size();
-    while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int e = errno ? errno : EIO;
-            ::close(fd);
-            ::unlink(path.c_str());
-            errno = e;
-            return false;
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
+std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model) {
+    std::ostringstream a;
+    if (agg.records > kSummaryAnalysisRecordLimit) {
+        a << "Analysis: left out of the summary for a run of " << agg.records
+          << " records (it needs the whole run in memory): gprof-report analyze makes it\n";
+        return a.str();
     }
-    if (::close(fd) == 0) return true;
-    int e = errno;
-    ::unlink(path.c_str());
-    errno = e;
-    return false;
+    try {
+        print_analysis_section(analyze_run(model(), {}), a);
+    } catch (const std::exception& e) {
+        a << "Analysis: not available (" << e.what() << ")\n";
+    }
+    return a.str();
 }
 
-constexpr size_t kBriefRows = 10;  // per section in the brief summary; summary.txt always has them all
-
-}  // namespace
+std::optional<fs::path> EndOfRunResult::path_of(std::string_view output) const {
+    for (const auto& w : written)
+        if (w.name == output) return w.path;
+    return std::nullopt;
+}
 
 EndOfRunResult finish_run(const EndOfRunOptions& options) {
     EndOfRunResult result;
@@ -66,10 +41,13 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             std::string w = "no trace was written in " + options.run_dir.string() +
                             " (the collector did not load, or the program exited before it started)";
             result.warnings.push_back(w);
-            if (options.summary != SummaryMode::None && options.summary_out)
+            if (options.summary != SummaryMode::None && options.summary_out) {
                 *options.summary_out << "gprof-run: " << w << '\n';
+                result.summary_printed = true;
+            }
             return result;
         }
+        const bool full = options.summary == SummaryMode::Full;
         Filter filter;
         filter.kernel_regex = options.kernel_filter;
         AggregateOptions ao;
@@ -81,96 +59,68 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         // (H200 2026-11-27: GPROF_CUPTI_LIB refused beside PyTorch's CUPTI).
         result.warnings = agg.warnings;
 
-        // The full model serves the timeline and the analysis section.
-        std::optional<Run> run;
-        {
-            LoadOptions lo;
-            lo.filter = filter;
-            run = load_run({options.run_dir}, lo);
+        // The whole model serves the timeline, report.html, the exports and the analysis (made once, here).
+        LoadOptions lo;
+        lo.filter = filter;
+        Run run = load_run({options.run_dir}, lo);
+        std::optional<AnalysisResult> analysis;
+        std::string analysis_error;
+        std::vector<AnalysisSlice> slices;
+        try {
+            analysis = analyze_run(run, {});
+            slices = analysis_timeline_slices(*analysis);
+        } catch (const std::exception& e) {
+            analysis_error = e.what();
+        }
+        // The summary's section: the same function gprof-report's summary uses (one code path, issue 30).
+        std::string analysis_text = summary_analysis_section(agg, [&]() -> const Run& { return run; });
+
+        if (options.summary != SummaryMode::None && options.summary_out) {
+            print_summary_text(agg, full, full, full ? 0 : kBriefRows, *options.summary_out, kDefaultNameWidth,
+                               analysis_text);
+            options.summary_out->flush();
+            result.summary_printed = true;
         }
 
-        std::string analysis_text;
-        // The timeline's analysis track reuses the summary's analysis (one analyze_run per run, not two). When the
-        // analysis failed, the timeline is left to try again itself, so it reports the failure the same way.
-        TimelineOptions timeline_options;
-        std::optional<AnalysisResult> analysis;
-        std::vector<AnalysisSlice> analysis_slices;
-        try {
-            std::ostringstream a;
-            try {
-                analysis = analyze_run(*run, {});  // print_analysis_section(const Run&)'s options
-            } catch (const std::exception& e) {
-                a << "Analysis: not available (" << e.what() << ")\n";
-            }
-            if (analysis) print_analysis_section(*analysis, a);
-            analysis_text = a.str();
-        } catch (const std::exception& e) {
-            result.warnings.push_back(std::string("analysis section left out: ") + e.what());
-        }
-        if (analysis && options.timeline_path) {
-            try {
-                analysis_slices = analysis_timeline_slices(*analysis);
-                timeline_options.analysis_slices = &analysis_slices;
-            } catch (const std::exception&) {
-                // left to write_timeline, which reports it as "analysis track left out"
-            }
-        }
-        if (options.summary != SummaryMode::None && options.summary_out) {
-            bool full = options.summary == SummaryMode::Full;
-            print_summary_text(agg, full, full, full ? 0 : kBriefRows, *options.summary_out);
-            *options.summary_out << analysis_text;
-            options.summary_out->flush();
-        }
-        if (options.write_summary_file) {
-            // Inside the run directory gprof-run made (0700): created exclusively, 0600, never through a symlink.
-            fs::path file = options.run_dir / "summary.txt";
+        EndOfRunData data;
+        data.run_dir = options.run_dir;
+        data.traces = result.traces;
+        data.kernel_filter = options.kernel_filter;
+        data.aggregate = &agg;
+        data.run = &run;
+        data.analysis = analysis ? &*analysis : nullptr;
+        data.analysis_error = analysis ? "" : "the analysis failed (" + analysis_error + ")";
+        data.analysis_slices = analysis ? &slices : nullptr;
+        data.json_event_limit = options.json_event_limit;
+        {
             std::ostringstream text;
-            print_summary_text(agg, true, options.summary == SummaryMode::Full, 0, text);
-            text << analysis_text;
-            if (write_new_file(file, text.str())) result.summary_file = file;
-            else {
-                result.warnings.push_back("cannot write " + file.string() + ": " + std::strerror(errno));
-                result.ok = false;
-            }
+            print_summary_text(agg, full, full, 0, text, kDefaultNameWidth, analysis_text);
+            data.summary_file_text = text.str();
         }
-        if (options.html_path) {
-            // The same aggregate, model and analysis as the summary above: the page and the text never disagree.
-            // Written like summary.txt: created exclusively, 0600, never through a symlink, removed if cut short.
-            try {
-                html::RunPageInputs in;
-                in.run = &*run;
-                in.aggregate = &agg;
-                in.analysis = analysis ? &*analysis : nullptr;
-                in.analysis_error = analysis ? "" : "the analysis failed (see the summary)";
-                in.source = options.run_dir.string();
-                if (write_new_file(*options.html_path, html::render_run_page(in))) result.html_file = options.html_path;
-                else {
-                    result.warnings.push_back("cannot write " + options.html_path->string() + ": " + std::strerror(errno));
+        for (const OutputDef& def : outputs()) {
+            for (const OutputRequest& req : options.outputs) {
+                if (req.name != def.name) continue;
+                try {
+                    std::vector<std::string> warnings;
+                    fs::path written = def.write(data, req.path, req.policy, warnings);
+                    result.written.push_back({req.name, written});
+                    for (auto& w : warnings) result.warnings.push_back(std::string(def.name) + ": " + w);
+                } catch (const std::exception& e) {
+                    result.warnings.push_back(std::string(def.name) + " not written: " + e.what());
                     result.ok = false;
                 }
-            } catch (const std::exception& e) {
-                result.warnings.push_back(std::string("report.html not written: ") + e.what());
-                result.ok = false;
             }
         }
-        if (options.timeline_path) {
-            std::error_code ec;
-            bool existed = fs::exists(fs::symlink_status(*options.timeline_path, ec));
-            try {
-                timeline_options.create_exclusive = true;
-                // The format follows the file name (x.pftrace: Perfetto's protobuf); a JSON timeline too big for
-                // Perfetto UI becomes the protobuf instead (kJsonTimelineEventLimit), with a line saying so.
-                timeline_options.format = timeline_format_for(*options.timeline_path);
-                timeline_options.json_event_limit = options.json_event_limit;
-                TimelineStats st = write_timeline(*run, *options.timeline_path, timeline_options);
-                result.timeline = st.path;
-                for (auto& w : st.warnings) result.warnings.push_back("timeline: " + w);
-            } catch (const std::exception& e) {
-                // Created here and cut short (a full disk): not left behind as if it were a timeline.
-                if (!existed) fs::remove(*options.timeline_path, ec);
-                result.warnings.push_back(std::string("timeline not written: ") + e.what());
-                result.ok = false;
-            }
+        if (options.stats && options.summary_out) {
+            ReportOptions ro;
+            ro.reports = stats_report_names();
+            ro.filter = filter;
+            ro.time_unit = options.stats_time_unit;
+            ro.ignore_damage = true;  // damage is in the summary's warnings already
+            std::ostringstream tables, ignored;
+            run_reports(result.traces, ro, tables, ignored);
+            *options.summary_out << '\n' << tables.str();
+            options.summary_out->flush();
         }
     } catch (const std::exception& e) {
         result.warnings.push_back(std::string("end-of-run report failed: ") + e.what());
@@ -180,6 +130,28 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         result.ok = false;
     }
     return result;
+}
+
+std::vector<std::string> where_lines(const EndOfRunOptions& options, const EndOfRunResult& result) {
+    std::vector<std::string> lines;
+    // The summary printed the recording's warnings already (once is enough: issue 30); only what went wrong with
+    // the outputs themselves is said here, and everything when no summary was printed.
+    for (const auto& w : result.warnings) {
+        bool about_outputs = w.find(" not written: ") != std::string::npos;
+        for (const OutputDef& def : outputs())
+            about_outputs |= w.rfind(std::string(def.name) + ": ", 0) == 0;
+        if (!result.summary_printed || about_outputs) lines.push_back(w);
+    }
+    std::string traces = std::to_string(result.traces.size()) + (result.traces.size() == 1 ? " trace" : " traces");
+    lines.push_back("run directory: " + options.run_dir.string() + " (" + traces + ")");
+    for (const WrittenOutput& w : result.written) {
+        const OutputDef* def = find_output(w.name);
+        std::string label = std::string(def ? def->said_as : std::string_view(w.name)) + ":";
+        label.resize(std::max<size_t>(label.size() + 1, 15), ' ');
+        lines.push_back(label + w.path.string() +
+                        (def && !def->open_with.empty() ? " (" + std::string(def->open_with) + ")" : std::string()));
+    }
+    return lines;
 }
 
 }  // namespace gprof::report

@@ -1,44 +1,86 @@
-// What gprof-run does after the app ends: the summary, the Chrome trace of the whole run, report.html, and where
-// they went.
-// The launcher calls finish_run(); `gprof-report` runs the same code, so both always agree.
+// THE end-of-run step (issue 32: it lived in two folders): what gprof-run does once the app has ended. The summary
+// on the console, then every output the run asked for (end_of_run/outputs.h: summary.txt, the timeline,
+// report.html, --export sqlite/json), each through OutputFile, then --stats's tables. gprof-run calls finish_run()
+// and prints where_lines(); `gprof-report RUN` prints the same summary through the same functions, so the two never
+// disagree.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "end_of_run/outputs.h"
+#include "output/table.h"
 #include "timeline/timeline.h"
 
 namespace gprof::report {
 
+struct Aggregate;       // model/aggregate.h
+struct AnalysisResult;  // analyze/analysis.h
+struct AnalysisSlice;
+
 enum class SummaryMode { None, Brief, Full };
 
+// Rows per section of the summary printed at the end of a run; summary.txt always has them all.
+inline constexpr size_t kBriefRows = 10;
+
+// The summary's Analysis section needs the whole run in memory (the model, not the streaming aggregate): above this
+// many records it is left out of the summary, with a line saying so, wherever the summary is printed (gprof-report
+// analyze still makes it). docs/performance.md has the figures.
+inline constexpr uint64_t kSummaryAnalysisRecordLimit = 20'000'000;
+
+// The Analysis section of the summary (verdict, utilisation, top findings, steps), the same wherever the summary is
+// printed: `model` is called only when the run is small enough (kSummaryAnalysisRecordLimit).
+std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model);
+
+// What finish_run computed once and every output is made from.
+struct EndOfRunData {
+    std::filesystem::path run_dir;
+    std::vector<std::filesystem::path> traces;
+    std::string kernel_filter;
+    const Aggregate* aggregate = nullptr;
+    const Run* run = nullptr;
+    const AnalysisResult* analysis = nullptr;       // nullptr: the analysis failed (analysis_error says why)
+    std::string analysis_error;
+    const std::vector<AnalysisSlice>* analysis_slices = nullptr;  // the timeline's analysis track
+    std::string summary_file_text;                  // the summary with every row: summary.txt
+    std::optional<uint64_t> json_event_limit;       // a JSON timeline above it becomes .pftrace (timeline.h)
+};
+
 struct EndOfRunOptions {
-    std::filesystem::path run_dir;                        // holds one *.gprof trace per profiled process
+    std::filesystem::path run_dir;                  // holds one *.gprof trace per profiled process
     SummaryMode summary = SummaryMode::Brief;
-    std::string kernel_filter;                            // ECMAScript regex on kernel names; empty = all
-    std::optional<std::filesystem::path> timeline_path;   // timeline to write (x.pftrace: Perfetto protobuf,
-                                                          // else Chrome JSON); nullopt = none
+    std::string kernel_filter;                      // ECMAScript regex on kernel names; empty = all
+    std::ostream* summary_out = nullptr;            // where the summary is printed (stderr or --log-file)
+    std::vector<OutputRequest> outputs;             // what to write: end_of_run_outputs(run_dir, choice)
     // A JSON timeline with more events than this is written as x.pftrace instead (docs/reports.md).
     std::optional<uint64_t> json_event_limit = kJsonTimelineEventLimit;
-    std::ostream* summary_out = nullptr;                  // where the summary is printed (stderr or --log-file)
-    bool write_summary_file = true;                       // also write <run_dir>/summary.txt
-    std::optional<std::filesystem::path> html_path;       // report.html to write (report/html/); nullopt = none
+    bool stats = false;                             // --stats=true: nsys's report tables after the summary
+    TimeUnit stats_time_unit = TimeUnit::Ns;
+};
+
+struct WrittenOutput {
+    std::string name;            // the OutputDef's name
+    std::filesystem::path path;  // where it went (a timeline may differ from the asked path: json_event_limit)
 };
 
 struct EndOfRunResult {
-    std::vector<std::filesystem::path> traces;            // the trace files found, sorted
-    std::optional<std::filesystem::path> timeline;        // the timeline written, if any (its path may differ
-                                                          // from timeline_path: see json_event_limit)
-    std::optional<std::filesystem::path> summary_file;    // written summary.txt, if any
-    std::optional<std::filesystem::path> html_file;       // written report.html, if any
-    std::vector<std::string> warnings;                    // truncated/corrupt traces etc., one line each
-    bool ok = true;                                       // false: something could not be written
+    std::vector<std::filesystem::path> traces;  // the trace files found, sorted
+    std::vector<WrittenOutput> written;          // in the order of outputs()
+    std::vector<std::string> warnings;           // what went wrong, one line each (never printed by finish_run)
+    bool summary_printed = false;                // the warnings are in the summary already
+    bool ok = true;                              // false: something could not be written
+    std::optional<std::filesystem::path> path_of(std::string_view output) const;
 };
 
 // Never throws: every failure becomes a warning line and ok = false.
 EndOfRunResult finish_run(const EndOfRunOptions& options);
+
+// What gprof-run says after the summary, one line each: the warnings the summary did not show, then the run
+// directory and where each output went ("timeline: PATH (open in ui.perfetto.dev)").
+std::vector<std::string> where_lines(const EndOfRunOptions& options, const EndOfRunResult& result);
 
 }  // namespace gprof::report

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/subcommands.h"
 #include "export/sqlite.h"
 #include "model/model.h"
+#include "output/cli_options.h"
+#include "output/output_file.h"
 #include "output/table.h"
 
 namespace gprof::report {
@@ -18,43 +19,35 @@ struct ExportArgs {
     std::vector<std::string> inputs;
     std::string format = "sqlite";
     std::string output;
-    std::string force = "false";
+    bool force = false;
     std::vector<int64_t> pids;
 };
 
 int run_export(const ExportArgs& a) {
     namespace fs = std::filesystem;
-    auto fail = [](const std::string& why) {
-        std::cerr << "gprof-report export: error: " << why << '\n';
-        return 2;
-    };
     if (a.format != "sqlite")
-        return fail("format '" + a.format + "' is not exported (sqlite; for JSON use gprof-report --format json, "
-                                             "for the events gprof-report timeline)");
-    if (a.force != "true" && a.force != "false") return fail("--force-overwrite: '" + a.force + "' is not true or false");
+        return cli_error("export: format '" + a.format +
+                         "' is not exported (sqlite; for JSON use gprof-report --format json, for the events "
+                         "gprof-report timeline)");
     fs::path out = a.output.empty() ? fs::path("report.sqlite") : fs::path(a.output);
-    std::error_code ec;
-    // Like every output gprof-report writes (output/output_file.h): a link planted at the name is never followed
-    // nor replaced, --force-overwrite or not.
-    if (fs::is_symlink(fs::symlink_status(out, ec)))
-        return fail(out.string() + " is a symbolic link: not written through (name the file itself)");
-    if (fs::exists(fs::symlink_status(out, ec)) && a.force != "true")
-        return fail(out.string() + " exists (--force-overwrite=true replaces it)");
-    if (fs::is_directory(out, ec)) return fail(out.string() + " is a directory");
     try {
+        // Checked before the run is read (output/output_file.h: the one policy for every output).
+        if (auto e = OutputFile::check(out, OutputPolicy{a.force}); !e.empty()) return cli_error(e);
+        std::vector<fs::path> in(a.inputs.begin(), a.inputs.end());
+        auto traces = expand_inputs(in);
+        if (auto e = check_processes(traces, a.pids); !e.empty()) return cli_error(e);
         LoadOptions lo;
         lo.filter.pids = a.pids;
         lo.keep_backtraces = false;
-        std::vector<fs::path> in(a.inputs.begin(), a.inputs.end());
-        Run run = load_run(in, lo);
-        for (const auto& w : run.all_warnings()) std::cerr << "gprof-report: warning: " << w << '\n';
-        if (run.processes.empty()) return fail("no readable trace among the inputs");
-        SqliteExportStats st = export_sqlite(run, out);
+        Run run = load_run(traces, lo);
+        for (const auto& w : run.all_warnings()) cli_warning(w);
+        if (run.processes.empty()) return cli_error("no readable trace among the inputs");
+        SqliteExportStats st = export_sqlite(run, out, OutputPolicy{a.force});
         std::cerr << "gprof-report: wrote " << out.string() << " (" << st.rows << " rows in " << st.tables.size()
                   << " tables)\n";
         return 0;
     } catch (const std::exception& e) {
-        return fail(e.what());
+        return cli_error(e.what());
     }
 }
 
@@ -67,9 +60,7 @@ void register_export_command(CLI::App& app, int* exit_code) {
     cmd->add_option("inputs", a->inputs, "Run directories or trace files")->required();
     cmd->add_option("-f,--format,-t,--type", a->format, "sqlite (nsys export's --type)")->capture_default_str();
     cmd->add_option("-o,--output", a->output, "Database to write (default: report.sqlite)");
-    cmd->add_option("--force-overwrite", a->force, "true: replace an existing database")
-        ->expected(0, 1)
-        ->default_str("true");
+    add_force_flag(cmd, a->force, "Replace the database");
     cmd->add_option("--process", a->pids, "Only these processes (PID; repeatable or a comma list)")
         ->delimiter(',')
         ->allow_extra_args(false);

@@ -8,6 +8,8 @@
 // CUPTI_ACTIVITY_KIND_DRIVER selects them. Everything is written in one transaction with prepared statements.
 #include "export/sqlite.h"
 
+#include "output/output_file.h"
+
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -432,30 +434,22 @@ private:
 
 }  // namespace
 
-SqliteExportStats export_sqlite(const Run& run, const std::filesystem::path& path) {
-    namespace fs = std::filesystem;
-    fs::path tmp = path;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    std::error_code ec;
-    fs::remove(tmp, ec);
+SqliteExportStats export_sqlite(const Run& run, const std::filesystem::path& path, const OutputPolicy& policy) {
+    // SQLite writes by name: into OutputFile's temporary file beside the output, moved into place when complete.
+    OutputFile out(path, policy);
+    if (out.staging_path() == path)
+        throw std::runtime_error("cannot write '" + path.string() + "': an SQLite database needs a regular file");
     SqliteExportStats stats;
-    try {
-        Db db(tmp);
-        // One transaction, no journal: the file is renamed into place only when complete.
+    {
+        Db db(out.staging_path());
+        // One transaction, no journal: nothing is visible at `path` before the commit below anyway.
         db.exec("PRAGMA journal_mode = OFF");
         db.exec("PRAGMA synchronous = OFF");
         db.exec("BEGIN");
         stats = Exporter(db, run).write();
         db.exec("COMMIT");
-    } catch (...) {
-        fs::remove(tmp, ec);
-        throw;
     }
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("cannot move the database to " + path.string() + ": " + ec.message());
-    }
+    out.commit();
     return stats;
 }
 

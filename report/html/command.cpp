@@ -1,10 +1,10 @@
-// `gprof-report html RUN... [-o FILE]`: the run report as one self-contained HTML file.
-#include <fstream>
+// `gprof-report html RUN... [-o FILE] [--force]`: the run report as one self-contained HTML file.
 #include <iostream>
 #include <memory>
 
-#include "cli/subcommands.h"
 #include "html/html.h"
+#include "output/cli_options.h"
+#include "output/output_file.h"
 #include "output/table.h"
 
 namespace gprof::report {
@@ -17,32 +17,29 @@ struct HtmlArgs {
     std::string step_range;
     double batch_size = 0;
     bool nested_driver_calls = false;
+    bool force = false;
 };
 
 int run_html(const HtmlArgs& args) {
-    std::string page;
     try {
         std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
+        // Checked before the run is read: a refusal costs nothing (output/output_file.h, like every output).
+        if (auto e = OutputFile::check(args.output, OutputPolicy{args.force}); !e.empty()) return cli_error(e);
         Filter filter;
         filter.nested_driver_calls = args.nested_driver_calls;
         AnalysisOptions ao;
         ao.step_pattern = args.step_range;
         if (args.batch_size > 0) ao.batch_size = args.batch_size;
-        page = html::render_run_page(inputs, filter, ao);
+        std::string page = html::render_run_page(inputs, filter, ao);
+        OutputFile f(args.output, OutputPolicy{args.force});
+        f.stream() << page;
+        f.commit();
+        std::cerr << "gprof-report: wrote " << args.output << " ("
+                  << format_fixed(static_cast<double>(page.size()) / 1e3, 1) << " kB; open it in a browser)\n";
+        return 0;
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report html: " << e.what() << "\n";
-        return 2;
+        return cli_error(e.what());
     }
-    std::ofstream f(args.output, std::ios::binary | std::ios::trunc);
-    f << page;
-    f.close();
-    if (!f) {
-        std::cerr << "gprof-report html: cannot write " << args.output << "\n";
-        return 2;
-    }
-    std::cerr << "gprof-report: wrote " << args.output << " ("
-              << format_fixed(static_cast<double>(page.size()) / 1e3, 1) << " kB; open it in a browser)\n";
-    return 0;
 }
 
 }  // namespace
@@ -53,6 +50,7 @@ void register_html_command(CLI::App& app, int* exit_code) {
     auto args = std::make_shared<HtmlArgs>();
     cmd->add_option("runs", args->inputs, "Run directories or trace files")->required();
     cmd->add_option("-o,--output", args->output, "Output file")->capture_default_str();
+    add_force_flag(cmd, args->force, "Replace the output file");
     cmd->add_option("--step-range", args->step_range,
                     "NVTX range name or regex (whole name, case-insensitive) marking one step; default: step, "
                     "iteration, ProfileStep, ProfilerStep, train_step");

@@ -17,6 +17,15 @@
 #include "model/aggregate.h"
 #include "model/model.h"
 
+namespace CLI {
+class App;
+}
+
+namespace gprof::report {
+// `gprof-report html`: registered by the CLI from the outputs list (end_of_run/outputs.h).
+void register_html_command(CLI::App& app, int* exit_code);
+}  // namespace gprof::report
+
 namespace gprof::report::html {
 
 struct RunPageInputs {

@@ -102,18 +102,12 @@ std::vector<std::string> recording_problems(const RunPageInputs& in) {
     auto add = [&](const std::string& l) {
         if (std::find(lines.begin(), lines.end(), l) == lines.end()) lines.push_back(l);
     };
-    if (agg.dropped)
-        add(count(agg.dropped) + " records were dropped while recording: the figures below miss them");
-    if (size_t d = agg.damaged_traces())
-        add(std::to_string(d) + (d == 1 ? " trace is" : " traces are") +
-            " damaged or unreadable: the report shows what was intact");
+    // One line per fact: dropped records, damage and a missing end record are in agg.warnings already, once per
+    // trace with their figures (the reader's and the aggregate's words), so they are not said again here.
     for (const auto& w : agg.warnings) add(w);
-    for (const auto& p : agg.processes) {
+    for (const auto& p : agg.processes)
         for (const auto& line : p.status_lines)
             if (line.find(" info: ") == std::string::npos) add(trace_label(p.path) + ": " + line);
-        if (!p.complete && !p.ended_by_signal)
-            add(trace_label(p.path) + ": the trace has no end record (the process died or is still running)");
-    }
     if (!in.analysis) add("analysis not available: " + in.analysis_error);
     return lines;
 }
@@ -142,9 +136,14 @@ std::string verdict_section(const RunPageInputs& in) {
                     "</div></div></div><div class=\"cards\">";
     bool gpu = a.verdict != Verdict::NoGpuWork;
     if (gpu) {
-        std::string cls = e.busy_pct >= 80 ? "good" : e.busy_pct >= 40 ? "warn" : "bad";
-        s += card(pct(e.busy_pct), "GPU busy (mean of devices)",
-                  "Share of the capture window in which a kernel, copy or memset ran", cls);
+        // Both utilisations (issue 30): after start-up, which decides the verdict, and over the whole window.
+        std::string cls = e.steady_busy_pct >= 80 ? "good" : e.steady_busy_pct >= 40 ? "warn" : "bad";
+        s += card(pct(e.steady_busy_pct), "GPU busy after start-up (mean of devices)",
+                  "Share of the time after start-up (the first " + T(static_cast<double>(e.startup_ns)) +
+                      ") in which a kernel, copy or memset ran: what the verdict is decided on",
+                  cls);
+        s += card(pct(e.busy_pct), "GPU busy over the whole window",
+                  "Share of the whole capture window, start-up included, in which a kernel, copy or memset ran");
         s += card(pct(e.idle_in_host_code_pct), "of GPU idle time the host ran its own code",
                   "What the launching thread did while the GPU was idle: outside any CUDA call");
         s += card(pct(e.idle_in_api_pct), "of GPU idle time the host was in CUDA calls",

@@ -102,7 +102,8 @@ struct Aggregate {
     std::vector<DeviceInfo> devices;
     std::vector<KeyData> keys;  // every key of every category, unsorted
     std::vector<NvtxRangeSummary> nvtx_ranges;
-    std::vector<std::string> warnings;  // unreadable files, damage, dropped records
+    std::vector<std::string> warnings;  // unreadable files, damage, dropped records: what the recording lost
+    std::vector<std::string> notes;     // facts about the program worth a line (NVTX ranges that never ended)
     int64_t first_ns = 0, last_ns = 0;  // run axis
     uint64_t records = 0, dropped = 0;
     uint64_t hidden_driver_calls = 0;   // sum of ProcessInfo::hidden_driver_calls

@@ -121,7 +121,9 @@ void Aggregator::handle_other(ProcessInfo& p, const Record& r) {
             p.thread_names.push_back(std::to_string(r.thread.tid) + " " +
                                      std::string(strings_.get(r.thread.name)));
             break;
-        case RecordKind::Dropped: p.dropped += r.dropped.count; break;
+        case RecordKind::Dropped:
+            if (drop_loses_records(r.dropped.source)) p.dropped += r.dropped.count;
+            break;
         case RecordKind::Status: {
             std::string line = std::string(component_name(r.status.component)) + " " +
                                std::string(status_level_name(r.status.level)) + ": " +

@@ -2,10 +2,12 @@
 #include "model/names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 #include <unordered_map>
@@ -56,6 +58,8 @@ void parse_time_range(std::string_view text, Filter& filter) {
     auto a = text.substr(0, colon), b = text.substr(colon + 1);
     if (!a.empty()) filter.time_begin = parse_time_value(a, text);
     if (!b.empty()) filter.time_end = parse_time_value(b, text);
+    auto bare = [](std::string_view v) { return !v.empty() && std::isdigit(static_cast<unsigned char>(v.back())); };
+    filter.time_range_bare_ns = bare(a) || bare(b);
     if (filter.time_begin && filter.time_end && *filter.time_end <= *filter.time_begin)
         throw std::invalid_argument("--time-range '" + std::string(text) + "': the end must be after the start");
 }
@@ -164,7 +168,8 @@ std::string_view ProcessTrace::thread_name(uint64_t tid) const {
 
 uint64_t ProcessTrace::dropped_total() const {
     uint64_t n = 0;
-    for (const auto& d : dropped) n += d.count;
+    for (const auto& d : dropped)
+        if (drop_loses_records(d.source)) n += d.count;
     return n;
 }
 
@@ -306,7 +311,16 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& inputs) {
             out.push_back(in);
         }
     }
-    return out;
+    // The same trace given twice (a run directory and one of its traces, or the directory twice) is read once:
+    // counting it twice would double every figure (issue 30).
+    std::vector<fs::path> unique;
+    std::set<std::string> seen;
+    for (auto& p : out) {
+        std::error_code ec;
+        fs::path key = fs::weakly_canonical(p, ec);
+        if (seen.insert(ec ? p.lexically_normal().string() : key.string()).second) unique.push_back(std::move(p));
+    }
+    return unique;
 }
 
 namespace {

@@ -30,6 +30,11 @@
 
 namespace gprof::report {
 
+// Whether a Dropped record counts records that were lost. DropSource::NvtxOverflow counts NVTX bookkeeping: ranges
+// still open when a thread or the process ended (written all the same, with end 0: "never ended") and pops or ends
+// with no push or start. Neither is lost data, so neither is called dropped.
+inline bool drop_loses_records(trace::DropSource source) { return source != trace::DropSource::NvtxOverflow; }
+
 // ----- filters -------------------------------------------------------------------------------------------
 
 // What --process / --device / --time-range / --kernel-filter select. An empty optional selects everything.
@@ -50,6 +55,8 @@ struct Filter {
     // Not a selection: --clock-offset HOST=NS, ns added to every timestamp of the traces recorded on HOST (its
     // header's host name) to correct a host whose clock is off (docs/distributed.md). Applied before time ranges.
     std::map<std::string, int64_t> clock_offsets;
+    // The time range was written in bare numbers (ns): when it selects nothing, the user is told (issue 30).
+    bool time_range_bare_ns = false;
 
     bool empty() const {
         return pids.empty() && devices.empty() && !time_begin && !time_end && kernel_regex.empty();
@@ -183,7 +190,8 @@ struct ProcessTrace {
     // Earliest start / latest end of any timed record on the trace clock (0/0 when none).
     trace::Timestamp first_ns = 0, last_ns = 0;
 
-    // Sum of Dropped.count over all sources.
+    // Records the collector could not record or write (Dropped.count of every source that loses data). NVTX ranges
+    // still open at the end are not among them: they are in the trace with end 0 ("never ended").
     uint64_t dropped_total() const;
 
     // A graph launch stands for GPU work when the trace holds no node of it (graph-level tracing,
@@ -222,6 +230,14 @@ struct Run {
     // Every warning of the run, each prefixed with its trace file name.
     std::vector<std::string> all_warnings() const;
 };
+
+// The helpers of a loaded run, by Run::processes index: the same rule as the summary's (model/aggregate.h
+// helper_processes), on the whole model, so that the timeline folds what the summary folds (issue 30).
+std::vector<bool> helper_processes(const Run& run);
+// A process's short name for the helpers line: argv[0]'s (else the executable's) last path component.
+std::string process_short_name(const trace::TraceHeader& header);
+// "35 helper processes with no GPU or NVTX activity: ptxas ×20, nvlink ×10, sh ×5" (most frequent first).
+std::string helpers_line(const std::map<std::string, size_t>& folded);
 
 // The *.gprof files of a run directory, sorted by name. Empty when there are none.
 std::vector<std::filesystem::path> find_traces(const std::filesystem::path& dir);

@@ -190,9 +190,11 @@ void Aggregator::finish_nvtx_and_matching(const ProcessInfo& p) {
         values_[k - 1].durations.push(r.end - r.start);
         memo = k;
     }
+    // A fact about the program, not a recording problem: the ranges are in the trace (drawn to its end).
     if (unfinished)
-        out_.warnings.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
-                                " NVTX ranges never ended (left out of the NVTX statistics)");
+        out_.notes.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
+                             (unfinished == 1 ? " NVTX range" : " NVTX ranges") +
+                             " never ended (left out of the NVTX statistics)");
 }
 
 // nvprof's NVTX block: a range gets the API calls of its thread that start inside it and end by its end, and

@@ -96,7 +96,7 @@ Table budget_table(const std::vector<ProcessLedger>& all) {
             std::string line = "Peak device memory, pid " + std::to_string(l.process->pid()) + " GPU " +
                                std::to_string(d.device) + ": " + format_fixed(double(d.peak_bytes) / 1e6, 3) +
                                " MB (" + format_bytes(d.peak_bytes) + ") in use";
-            if (d.peak_at) line += " at " + format_time_auto(double(static_cast<int64_t>(d.peak_at) + l.offset));
+            if (d.peak_at) line += " at +" + format_time_auto(double(static_cast<int64_t>(d.peak_at) + l.offset));
             if (d.pool_reserved_peak)
                 line += "; async pools reserved up to " + format_fixed(double(d.pool_reserved_peak) / 1e6, 3) +
                         " MB (" + format_bytes(d.pool_reserved_peak) + ")";
@@ -223,7 +223,7 @@ void print_memory_lines(const ProcessInfo& p, std::ostream& out) {
     for (const auto& d : p.device_memory) {
         if (!d.peak_bytes && !d.pool_reserved_peak) continue;
         std::string text = "GPU " + std::to_string(d.device) + " peak " + format_bytes(d.peak_bytes) + " in use";
-        if (d.peak_at) text += " at " + format_time_auto(double(static_cast<int64_t>(d.peak_at) + p.run_offset_ns));
+        if (d.peak_at) text += " at +" + format_time_auto(double(static_cast<int64_t>(d.peak_at) + p.run_offset_ns));
         if (d.pool_reserved_peak) text += " (async pools reserved up to " + format_bytes(d.pool_reserved_peak) + ")";
         part(text);
     }

@@ -11,6 +11,8 @@
 
 #include "model/names.h"
 #include "model/call_sites.h"
+#include "output/cli_options.h"
+#include "output/suggest.h"
 #include "output/text.h"
 #include "gprof/trace/names.h"
 #include "gprof/version.h"
@@ -126,6 +128,12 @@ const std::vector<std::string>& report_names() {
 
 bool is_report_name(const std::string& name) { return find_report(name) != nullptr; }
 
+const std::vector<std::string>& stats_report_names() {
+    static const std::vector<std::string> names = {"nvtx_sum", "cuda_api_sum", "cuda_gpu_kern_sum",
+                                                   "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"};
+    return names;
+}
+
 ReportRequest resolve_report(const std::string& asked) {
     ReportRequest r;
     r.asked = asked;
@@ -150,7 +158,13 @@ ReportRequest resolve_report(const std::string& asked) {
 std::string unknown_report_message(const std::string& asked) {
     std::string known;
     for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
-    return "unknown report '" + asked + "'; known reports: " + known;
+    // The nearest of today's names, nsys's old ones and the ones gprof-run cannot make (which then say why).
+    std::vector<std::string> names = report_names();
+    names.push_back("stats");
+    for (const auto& [old_name, today] : kOldNames) names.emplace_back(old_name);
+    for (const auto& [name, why] : kUnavailable) names.emplace_back(name);
+    std::string hint = did_you_mean(asked.substr(0, asked.find(':')), names);
+    return "unknown report '" + asked + "'" + hint + " (known reports: " + known + ", and stats: nsys stats' set)";
 }
 
 namespace {
@@ -497,19 +511,6 @@ std::string signal_name(uint32_t sig) {
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-// "35 helper processes with no GPU or NVTX activity: ptxas ×20, nvlink ×10, sh ×5" (most frequent first).
-std::string helpers_line(const std::map<std::string, size_t>& folded) {
-    std::vector<std::pair<std::string, size_t>> names(folded.begin(), folded.end());
-    std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    size_t total = 0;
-    std::string list;
-    for (const auto& [name, n] : names) {
-        total += n;
-        list += (list.empty() ? "" : ", ") + name + " \u00d7" + std::to_string(n);
-    }
-    return plural(total, "helper process") + " with no GPU or NVTX activity: " + list;
-}
-
 // What a process is in a multi-process run: its parent (when traced), its rank, its GPU work per device.
 //   "    parent 4120; RANK=1 LOCAL_RANK=1 WORLD_SIZE=2; GPU 0: 1,204 ops, 85.1 ms"
 void print_process_role(const ProcessInfo& p, bool parent_traced, std::ostream& out) {
@@ -537,11 +538,12 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
 }  // namespace
 
 void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
-                        size_t name_width) {
+                        size_t name_width, std::string_view analysis_section) {
     // Names are made printable where they are printed; this keeps whatever else a trace carried (status lines,
     // paths, device names) valid UTF-8 too.
     std::ostringstream text;
     print_summary_body(agg, full, list_helpers, max_rows, text, name_width);
+    text << analysis_section;
     out << valid_utf8(text.str());
 }
 
@@ -564,6 +566,11 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
     out << "gprof-run profile: " << plural(agg.processes.size(), "process") << ", "
         << plural(dev_names.size(), "device") << ", " << format_time_auto(double(agg.last_ns - agg.first_ns))
         << " recorded, " << plural(agg.records, "record") << ", " << agg.dropped << " dropped\n";
+    // Every time printed below is on the run axis: +0 is the program's start (issue 30: "peak at 11.39s" of a run
+    // "6.46s recorded" said nothing about where 0 was).
+    if (agg.last_ns > agg.first_ns)
+        out << "  times count from the program's start (+0); records from +" << format_time_auto(double(agg.first_ns))
+            << " to +" << format_time_auto(double(agg.last_ns)) << '\n';
     size_t status_printed = 0;
     std::vector<bool> helper = helper_processes(agg.processes);
     std::set<ProcessKey> traced;
@@ -596,6 +603,8 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
         if (agg.processes.size() > 1) print_process_role(p, traced.count(parent) > 0, out);
         for (const auto& child : p.untraced_children) out << "    started " << child << '\n';
         for (const auto& s : p.status_lines) {
+            // The collector's info lines (its memory, the trace clock, where CUPTI was loaded from) are for the full
+            // summary only: the default one says what was recorded and what went wrong.
             if (!full && s.find(": info:") == std::string::npos && s.find(" info: ") != std::string::npos) continue;
             out << "    " << s << '\n';
             ++status_printed;
@@ -617,9 +626,14 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
     bool any_gpu = !gpu_activities(agg).empty();
     bool any_api = !agg.of(KeyCategory::Api).empty();
     if (!any_gpu && !any_api) {
+        // -t nvtx: CUDA was not traced, which says nothing about whether the program used it (issue 30).
+        bool not_traced = !agg.processes.empty() && std::all_of(agg.processes.begin(), agg.processes.end(), [](const auto& p) {
+            return (p.header.features & kFeatureCudaNotTraced) != 0;
+        });
         bool explained = status_printed > 0;
-        out << "  no CUDA activity was recorded"
-            << (explained ? " (see the status lines above)" : " (the program made no CUDA calls in the capture window)")
+        out << (not_traced ? "  CUDA was not traced (-t/--trace without cuda): no CUDA activity recorded"
+                : explained ? "  no CUDA activity was recorded (see the status lines above)"
+                            : "  no CUDA activity was recorded (the program made no CUDA calls in the capture window)")
             << '\n';
     }
     if (agg.unmatched_gpu_ops)
@@ -629,26 +643,30 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
             << "...) left out of the API tables (--cuda-nested-driver-calls shows them)\n";
     size_t wshown = 0;
     for (const auto& w : agg.warnings) {
-        if (!full && wshown == 5) {
+        if (max_rows && wshown == 5) {  // the console's brief summary; summary.txt (all rows) has them all
             out << "  warning: ... " << plural(agg.warnings.size() - wshown, "more warning") << '\n';
             break;
         }
         out << "  warning: " << w << '\n';
         ++wshown;
     }
+    for (const auto& n : agg.notes) out << "  note: " << n << '\n';
 
-    out << "Profiling result:\n";
     std::vector<Row8> rows;
     section_rows(" GPU activities", named(gpu_activities(agg)), max_rows, rows);
     section_rows("      API calls", named(agg.of(KeyCategory::Api)), max_rows, rows);
-    // The brief summary has no NVTX block: the ranges get one section of their own (nsys's nvtx_sum), which is
-    // all a run without a GPU shows.
-    if (!full) section_rows("    NVTX ranges", named(agg.of(KeyCategory::Nvtx)), max_rows, rows);
+    // NVTX ranges get one section of their own (nsys's nvtx_sum), which is all a run without a GPU shows; the full
+    // summary adds nvprof's per-thread NVTX block below.
+    section_rows("    NVTX ranges", named(agg.of(KeyCategory::Nvtx)), max_rows, rows);
     for (auto& r : rows) {
         // Keep nvprof's right-aligned "GPU activities:" labels.
         while (!r.type.empty() && r.type.front() == ' ') r.type.erase(0, 1);
     }
-    print_rows(rows, name_width, out);
+    // Nothing recorded: the lines above say why; an empty table under a "Profiling result:" header says nothing.
+    if (!rows.empty()) {
+        out << "Profiling result:\n";
+        print_rows(rows, name_width, out);
+    }
 
     if (!full || agg.nvtx_ranges.empty()) return;
     out << "NVTX result:\n";
@@ -783,7 +801,8 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         return 2;
     }
     if (reports.size() > 1 && options.format == OutputFormat::Csv)
-        throw std::invalid_argument("csv holds one table: ask for one report per call (or use --format json)");
+        throw std::invalid_argument("csv holds one table: give -o PREFIX for one file per report (PREFIX_<report>.csv, "
+                                    "as nsys stats), ask for one report, or use --format json");
 
     bool need_agg = false, need_model = false;
     for (const auto& r : reports) {
@@ -797,6 +816,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
     if (need_agg) {
         AggregateOptions ao;
         ao.filter = options.filter;
+        // The summary's matching pass (GPU operations without a launching call) and nvprof's NVTX block.
         bool want_nvtx_block = std::find(reports.begin(), reports.end(), "summary") != reports.end();
         ao.nvtx_detail = want_nvtx_block;
         agg = aggregate_run(traces, ao);
@@ -818,8 +838,18 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
     }
     if (readable == 0 && options.filter.pids.empty()) {
         for (const auto& w : warnings) err << "gprof-report: " << w << '\n';
-        err << "gprof-report: no readable trace among the inputs\n";
+        err << "gprof-report: error: no readable trace among the inputs\n";
         return 2;
+    }
+    // A time range that selects nothing, most often a bare number meant as seconds: say so (issue 30).
+    if (options.filter.time_begin || options.filter.time_end) {
+        // Timed data kept (process metadata, devices and thread names are kept whatever the range).
+        size_t kept = need_agg ? agg.keys.size() : 0;
+        if (!need_agg)
+            for (const auto& p : run.processes)
+                kept += p.api_calls.size() + p.kernels.size() + p.memcpys.size() + p.memsets.size() + p.nvtx.size() +
+                        p.memory.size() + p.graph_launches.size();
+        if (kept == 0) err << "gprof-report: warning: " << time_range_hint(options.filter) << '\n';
     }
 
     auto table_for = [&](const std::string& r) -> Table {
@@ -848,9 +878,11 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         if (!skipped.empty()) doc["skipped"] = skipped;
         for (auto& w : take_symbol_warnings()) warnings.push_back(std::move(w));
         doc["warnings"] = warnings;
+        if (!agg.notes.empty()) doc["notes"] = agg.notes;  // facts about the program (NVTX ranges never ended)
         out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
     } else {
         for (const auto& w : warnings) err << "gprof-report: warning: " << w << '\n';
+        for (const auto& n : agg.notes) err << "gprof-report: note: " << n << '\n';
         RenderOptions ro;
         ro.format = options.format;
         ro.time_unit = options.time_unit;
@@ -859,7 +891,9 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         for (const auto& r : reports) {
             if (r == "summary" && options.format == OutputFormat::Table) {
                 if (!first) out << '\n';
-                print_summary_text(agg, true, options.all_processes, options.brief_rows, out, options.name_width);
+                std::string analysis = options.summary_analysis ? options.summary_analysis(agg) : std::string();
+                print_summary_text(agg, options.full, options.full || options.all_processes, options.brief_rows, out,
+                                   options.name_width, analysis);
                 first = false;
                 continue;
             }

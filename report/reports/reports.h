@@ -3,8 +3,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +24,9 @@ inline constexpr int kReportSchemaVersion = 1;
 // Every report name gprof-report knows, in the order `--help` lists them.
 const std::vector<std::string>& report_names();
 bool is_report_name(const std::string& name);
+// The reports `gprof-report stats RUN` makes and gprof-run --stats=true prints: nsys stats' default set, less those a
+// gprof-run trace has no data for (osrt_sum, openmp_sum, the graphics APIs' and the um_* reports).
+const std::vector<std::string>& stats_report_names();
 
 // A report name as a user typed it, from nsys habit: today's names, nsys's pre-2023 names (gpukernsum), arguments
 // after ':' (cuda_gpu_kern_sum:base, ignored with a note), and nsys reports gprof-run cannot make (osrt_sum: the
@@ -45,6 +50,10 @@ struct ReportOptions {
     size_t brief_rows = 0;  // summary: rows per section in the console table; 0 = all
     bool ignore_damage = false;  // exit 0 even when a trace was cut, corrupt or unreadable
     bool all_processes = false;  // summary: list helper processes one by one (else one line for them all)
+    bool full = false;           // summary: the full one (gprof-run --summary full): info lines, helpers, NVTX block
+    // summary (table): the Analysis section appended to it, made from the aggregate (end_of_run/summary.h's
+    // summary_analysis_section, so that gprof-report RUN prints what gprof-run printed); empty = none.
+    std::function<std::string(const Aggregate&)> summary_analysis;
     size_t name_width = kDefaultNameWidth;  // table/markdown: names shortened to this many characters; 0 = full
 };
 
@@ -55,11 +64,15 @@ struct ReportOptions {
 int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOptions& options, std::ostream& out,
                 std::ostream& err);
 
-// nvprof-style summary text: header block, GPU activities, API calls, and (full) the NVTX block. Helper processes
-// (helper_processes) are listed one by one with list_helpers, else folded into one line. Names are shortened to
-// name_width characters (0 = full) and printed as one printable line each (output/text.h).
+// THE summary text: what gprof-run prints at the end of a run (max_rows 10), summary.txt and `gprof-report RUN`
+// (all rows) all come from here, so they never differ (issue 30). Header block (processes, devices, what went wrong,
+// where +0 is), then "Profiling result:" with GPU activities, API calls and NVTX ranges (nothing when nothing was
+// recorded), then `analysis_section` (end_of_run/summary.h makes it). `full` adds the collector's info lines and
+// nvprof's per-thread NVTX block. Helper processes (helper_processes) are listed one by one with list_helpers, else
+// folded into one line. max_rows (0 = all) also cuts the warnings at 5. Names are shortened to name_width characters
+// (0 = full) and printed as one printable line each (output/text.h).
 void print_summary_text(const Aggregate& agg, bool full, bool list_helpers, size_t max_rows, std::ostream& out,
-                        size_t name_width = kDefaultNameWidth);
+                        size_t name_width = kDefaultNameWidth, std::string_view analysis_section = {});
 
 // The tables of the summary-style reports, built from an aggregate.
 Table summary_table(const Aggregate& agg);  // nvprof sections as one table with a Type column

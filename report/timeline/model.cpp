@@ -201,6 +201,16 @@ public:
         gpu(p, index, names);
     }
 
+    // One group for the folded helper processes: its name is the summary's helpers line; nothing is drawn in it.
+    void folded_helpers(const std::string& line) {
+        Group g;
+        g.kind = GroupKind::Process;
+        g.track_pid = 0x7FFFFFFE;  // above any Linux pid (pid_max is at most 2^22): no real process's track
+        g.name = line;
+        g.process_name = line;
+        add_group(std::move(g));
+    }
+
     void analysis(const std::vector<AnalysisSlice>& slices) {
         if (slices.empty()) return;
         Group g;
@@ -219,7 +229,9 @@ public:
                 Timestamp s0 = static_cast<Timestamp>(std::max<int64_t>(a.start, 0));
                 items.push_back({s0, s0 + static_cast<Timestamp>(std::max<int64_t>(a.dur, 0)), k});
             }
-            auto lanes = assign_lanes(items, Overlap::Forbid, m_.counts.overflow_slices);
+            // Findings and gaps may overlap on their row by nature: extra lanes, not a problem worth a warning.
+            uint64_t expected_overlaps = 0;
+            auto lanes = assign_lanes(items, Overlap::Forbid, expected_overlaps);
             std::map<uint32_t, uint32_t> lane_tracks;
             for (const auto& it : items) {
                 const auto& a = slices[idx[it.order]];
@@ -449,7 +461,10 @@ private:
         for (uint32_t i = 0; i < p.overheads.size(); ++i)
             if (p.overheads[i].start) items.push_back({p.overheads[i].start, std::max(p.overheads[i].end, p.overheads[i].start), i});
         if (items.empty()) return;
-        auto lanes = assign_lanes(items, Overlap::Forbid, m_.counts.overflow_slices);
+        // CUPTI's overhead records (buffer flushes, its own work on several threads) overlap by nature: lanes, no
+        // warning (issue 30: "N slices overlapped others" for a valid program).
+        uint64_t expected_overlaps = 0;
+        auto lanes = assign_lanes(items, Overlap::Forbid, expected_overlaps);
         std::map<uint32_t, uint32_t> lane_tracks;
         uint32_t name = names.intern("overhead");
         for (const auto& s : items) {
@@ -572,7 +587,17 @@ private:
             while (e < items.size() && row_key(items[e]) == key) ++e;
             std::vector<LaneItem> lane_items;
             for (size_t i = b; i < e; ++i) lane_items.push_back({items[i].start, items[i].end, static_cast<uint32_t>(i - b)});
-            auto lanes = assign_lanes(lane_items, Overlap::Forbid, m_.counts.overflow_slices);
+            uint64_t any_overlaps = 0;
+            auto lanes = assign_lanes(lane_items, Overlap::Forbid, any_overlaps);
+            // A stream synchronisation record spans the host's wait, during which the stream's work runs: drawn on
+            // the stream's row, it overlaps that work by nature. Only GPU work overlapping GPU work on one row is
+            // worth a warning (a clock problem), so the count leaves the syncs out.
+            std::vector<LaneItem> work;  // numbered anew: assign_lanes indexes its result by `order`
+            for (const auto& li : lane_items)
+                if (items[b + li.order].source != SliceSource::Sync)
+                    work.push_back({li.start, li.end, static_cast<uint32_t>(work.size())});
+            if (work.size() == lane_items.size()) m_.counts.overflow_slices += any_overlaps;
+            else if (!work.empty()) assign_lanes(work, Overlap::Forbid, m_.counts.overflow_slices);
             const GpuItem& first = items[b];
             TrackKind kind = first.graph_row                ? TrackKind::GraphLaunches
                              : first.stream == kAllStreams ? TrackKind::ContextSync
@@ -740,7 +765,15 @@ TimelineModel build_timeline_model(const Run& run, const ModelOptions& options) 
                    p.memsets.size() + p.syncs.size() + p.graph_launches.size();
     m.slices.reserve(records);
     Builder b(run, m);
-    for (uint32_t i = 0; i < run.processes.size(); ++i) b.process(i);
+    // Helpers (compilers, shells: quiet processes another one started) are folded as the summary folds them.
+    std::vector<bool> helper = options.all_processes ? std::vector<bool>(run.processes.size(), false)
+                                                     : helper_processes(run);
+    std::map<std::string, size_t> folded;
+    for (uint32_t i = 0; i < run.processes.size(); ++i) {
+        if (helper[i]) ++folded[process_short_name(run.processes[i].header)];
+        else b.process(i);
+    }
+    if (!folded.empty()) b.folded_helpers(helpers_line(folded));
     if (options.analysis_track) {
         // Failures there never cost the timeline: the analysis group is left out and said.
         std::vector<AnalysisSlice> computed;

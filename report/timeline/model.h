@@ -193,6 +193,9 @@ struct ModelOptions {
     bool analysis_track = true;  // an "analysis" group with the verdict, idle gaps and findings
     // The analysis slices when the caller has analysed the run already; null = analyse here (default options).
     const std::vector<AnalysisSlice>* analysis_slices = nullptr;
+    // Draw every helper process (model/model.h helper_processes) as a process of its own; otherwise they are
+    // folded into one empty group named like the summary's line ("35 helper processes ...: ptxas ×20, ...").
+    bool all_processes = false;
 };
 
 TimelineModel build_timeline_model(const Run& run, const ModelOptions& options = {});

@@ -25,6 +25,7 @@ timeline::TimelineModel model_of(const Run& run, const TimelineOptions& options)
     timeline::ModelOptions mo;
     mo.analysis_track = options.analysis_track;
     mo.analysis_slices = options.analysis_slices;
+    mo.all_processes = options.all_processes;
     return timeline::build_timeline_model(run, mo);
 }
 
@@ -69,14 +70,6 @@ void fill_stats(TimelineStats& st, const timeline::TimelineModel& m, const timel
     if (hidden)
         st.warnings.push_back(std::to_string(hidden) + " driver calls the CUDA runtime made itself (cuKernelGetName, "
                               "...) are left out, as in the API tables (--cuda-nested-driver-calls keeps them)");
-}
-
-// gprof-run's own output: an exclusive 0600 create that refuses symlinks (the launcher removed an old file itself
-// when --force was given). gprof-report's -o goes through OutputFile instead.
-int open_exclusive(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL | O_NOFOLLOW, 0600);
-    if (fd < 0) throw std::runtime_error("cannot write '" + path.string() + "': " + std::strerror(errno));
-    return fd;
 }
 
 // Both writers take the descriptor over (they close it) and return false on any write error.
@@ -151,18 +144,10 @@ TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, 
     bool gz_suffix = fname.size() > 3 && fname.compare(fname.size() - 3, 3, ".gz") == 0;
     bool gzip = (options.gzip || gz_suffix) && st.format == TimelineFormat::ChromeJson;
     timeline::EncodeStats enc;
-    std::optional<OutputFile> out;
-    int fd = -1;
-    if (options.create_exclusive) {
-        fd = open_exclusive(st.path);
-    } else {
-        out.emplace(st.path, options.force);
-        fd = out->fd();
-    }
+    OutputFile out(st.path, options.output);
     errno = 0;
-    bool ok = gzip ? write_gzip(m, st.format, fd, enc) : write_plain(m, st.format, fd, enc);
-    if (out) out->commit(/*closed_by_caller=*/true, !ok);
-    else if (!ok) throw std::runtime_error("cannot write '" + st.path.string() + "' (disk full?)");
+    bool ok = gzip ? write_gzip(m, st.format, out.fd(), enc) : write_plain(m, st.format, out.fd(), enc);
+    out.commit(/*closed_by_caller=*/true, !ok);
     fill_stats(st, m, enc, options);
     st.gzipped = gzip;
     st.file_bytes = st.encoded_bytes;

@@ -12,6 +12,11 @@
 #include <vector>
 
 #include "model/model.h"
+#include "output/output_file.h"
+
+namespace CLI {
+class App;
+}
 
 namespace gprof::report {
 
@@ -33,15 +38,12 @@ struct TimelineOptions {
     uint64_t too_big_bytes = 1000ull * 1000 * 1000;  // warn above this JSON size (Perfetto UI's practical limit);
                                                      // the protobuf warns above half of it (UI heap ~2 GB, 2-4x)
     bool analysis_track = true;  // an "analysis" process with the verdict, idle gaps and findings
+    bool all_processes = false;  // draw each helper process (else folded into one, as in the summary)
     // The analysis track's slices when the caller has analysed the run already (analysis_timeline_slices of its
     // result); null = analyse the run here with default options. Must outlive the write.
     const std::vector<AnalysisSlice>* analysis_slices = nullptr;
-    // gprof-run's own outputs: create the file O_EXCL|O_NOFOLLOW with mode 0600 (never follow a planted
-    // symlink, never replace a file; the launcher removed an old one itself when --force was given).
-    bool create_exclusive = false;
-    // gprof-report's --force: replace an existing regular file at the path (else refused; report/output/output_file.h
-    // says what is written where). A symbolic link there is refused either way.
-    bool force = false;
+    // How the file is written (report/output/output_file.h, the one policy): --force, and gprof-run's 0600.
+    OutputPolicy output;
     // JSON asked for, but the run has more events than this: write the protobuf instead, next to the asked
     // path with its suffix replaced by ".pftrace", and say so (gprof-run's end-of-run step). nullopt = never.
     std::optional<uint64_t> json_event_limit;
@@ -65,6 +67,9 @@ struct TimelineStats {
 
 // Writes the timeline of `run` to `path`. Throws std::runtime_error when the file cannot be written.
 TimelineStats write_timeline(const Run& run, const std::filesystem::path& path, const TimelineOptions& options = {});
+
+// `gprof-report timeline`: registered by the CLI from the outputs list (end_of_run/outputs.h).
+void register_timeline_command(CLI::App& app, int* exit_code);
 
 // The same bytes into a string (tests, benchmarks); no gzip.
 TimelineStats timeline_to_string(const Run& run, std::string& out, const TimelineOptions& options = {});

@@ -202,6 +202,32 @@ TEST_CASE("an unfinished trace is reported as lost records") {
     REQUIRE(finding(a, "dropped_records"));
 }
 
+TEST_CASE("NVTX ranges left open at the end are not lost records (issue 30)") {
+    auto a = analyze([](Synth& s) {
+        for (uint64_t i = 0; i < 10; ++i) s.kernel("conv", i * 100 * us, i * 100 * us + 99 * us, 7, 4096, 256, 0, 0);
+        s.api("cudaLaunchKernel", 0, 1 * us);
+        s.range_never_ended("serve", 0);
+        s.range_never_ended("request", 5 * us, 1);
+    });
+    CHECK_FALSE(finding(a, "dropped_records"));
+}
+
+TEST_CASE("lost records: each source is named with the setting that controls it") {
+    auto a = analyze([](Synth& s) {
+        s.kernel("k", 0, 100 * us);
+        s.dropped(7, trace::DropSource::CuptiBuffer);
+        s.dropped(3, trace::DropSource::WriteError);
+        s.range_never_ended("open", 0);
+    });
+    const Finding* f = finding(a, "dropped_records");
+    REQUIRE(f);
+    CHECK(f->value == 10);  // the open range is not among them
+    CHECK(f->evidence.find("7 records dropped by CUPTI") != std::string::npos);
+    CHECK(f->evidence.find("3 records could not be written") != std::string::npos);
+    CHECK(f->fix.find("GPROF_CUPTI_DEVICE_BUFFER_MB") != std::string::npos);
+    CHECK(f->fix.find("buffer option") == std::string::npos);  // no option that does not exist
+}
+
 TEST_CASE("steps: distribution, IPS and the module split") {
     AnalysisOptions opt;
     opt.batch_size = 32;

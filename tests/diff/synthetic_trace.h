@@ -82,11 +82,25 @@ public:
         w_.add(r);
     }
 
-    void dropped(uint64_t count) {
+    void dropped(uint64_t count, trace::DropSource source = trace::DropSource::CuptiBuffer) {
         trace::Dropped d;
         d.timestamp = kT0;
         d.count = count;
+        d.source = source;
         w_.add(d);
+    }
+
+    // A push with no pop by the end, as the collector writes it: the range with end 0, and counted in a Dropped
+    // record of source NvtxOverflow (collector/nvtx/recorder.cpp).
+    void range_never_ended(const char* name, uint64_t s, uint16_t depth = 0) {
+        trace::Nvtx r;
+        r.start = kT0 + s;
+        r.end = 0;
+        r.tid = r.end_tid = tid_;
+        r.name = w_.intern(name);
+        r.depth = depth;
+        w_.add(r);
+        dropped(1, trace::DropSource::NvtxOverflow);
     }
 
     trace::TraceWriter& writer() { return w_; }

@@ -42,7 +42,7 @@ TEST_CASE("defaults", "[launcher][options]") {
     CHECK_FALSE(o.cuda_nested_driver_calls);
     CHECK(r.notes.empty());
     CHECK(o.summary == SummaryChoice::Brief);
-    CHECK_FALSE(o.no_timeline);
+    CHECK(o.left_out.empty());
     CHECK_FALSE(o.no_children);
     CHECK(o.wait_children_sec == 10.0);
 }
@@ -270,11 +270,22 @@ TEST_CASE("nsys habits: -t with nsys's names records what it can and says what i
     REQUIRE(r.options);
     CHECK(r.options->trace == "cuda");
     CHECK(r.notes.empty());
+}
+
+TEST_CASE("-t with a typo is an error that names the nearest item, never an empty recording (issue 30)",
+          "[launcher][options]") {
+    auto r = parse({"-t", "cuad", "./app"});
+    CHECK_FALSE(r.options);
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("gprof-run: error: --trace: unknown item 'cuad'; did you mean 'cuda'?") == 0);
     r = parse({"-t", "nvtx,cudaa", "./app"});
-    REQUIRE(r.options);
-    CHECK(r.options->trace == "nvtx");
-    REQUIRE(r.notes.size() == 1);
-    CHECK(r.notes[0].find("unknown cudaa ignored") != std::string::npos);
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("did you mean 'cuda'?") != std::string::npos);
+    r = parse({"--trace=nvtxx", "./app"});
+    CHECK(r.to_stderr.find("did you mean 'nvtx'?") != std::string::npos);
+    r = parse({"-t", "zzzzzz", "./app"});  // nothing near: no guess
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("unknown item 'zzzzzz' (") != std::string::npos);
 }
 
 TEST_CASE("nsys habits: --export and --timeunit", "[launcher][options]") {
@@ -288,4 +299,43 @@ TEST_CASE("nsys habits: --export and --timeunit", "[launcher][options]") {
     CHECK(r.options->exports.empty());
     REQUIRE(r.notes.size() == 1);
     CHECK(r.notes[0] == "--export: arrow is not written (gprof-run exports sqlite and json)");
+}
+
+TEST_CASE("nsys habits: sampling, -w, --cuda-memory-usage, --trace-fork-before-exec are taken (issue 30)",
+          "[launcher][options]") {
+    // What nsys users type, none of it refused any more (exit 2 before).
+    auto r = parse({"-s", "none", "--sample=none", "-w", "true", "--cuda-memory-usage=true",
+                    "--trace-fork-before-exec=true", "-t", "cuda,nvtx,osrt", "-f", "true", "./app", "-w"});
+    REQUIRE(r.options);
+    CHECK(r.options->sample == std::optional<std::string>("none"));
+    CHECK(r.options->force);
+    CHECK(r.options->command == std::vector<std::string>{"./app", "-w"});
+    REQUIRE(r.notes.size() == 1);  // osrt; the others are what gprof-run does anyway: nothing to say
+    // Values that ask for what gprof-run does not do: taken, with one note each.
+    r = parse({"-s", "process-tree", "--sampling-frequency", "2000", "-w", "false", "--cuda-memory-usage", "false",
+               "--trace-fork-before-exec=false", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->sample == std::optional<std::string>("process-tree"));
+    CHECK(r.options->sampling_frequency_hz == std::optional<unsigned>(2000));
+    CHECK(r.notes.size() == 4);
+    // Bad values are errors with the nearest name.
+    r = parse({"--sample", "proces-tree", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("did you mean 'process-tree'?") != std::string::npos);
+    CHECK(parse({"--sampling-frequency", "50", "./app"}).exit_code == 2);
+    CHECK(parse({"--show-output=maybe", "./app"}).exit_code == 2);
+}
+
+TEST_CASE("nsys habits: --export takes its names from the outputs list, a typo is an error, other nsys formats a note",
+          "[launcher][options]") {
+    auto r = parse({"--export", "sqlite,json", "--no-html", "--no-timeline", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->exports == std::vector<std::string>{"sqlite", "json"});
+    CHECK(r.options->left_out == std::set<std::string>{"html", "timeline"});
+    r = parse({"--export", "sqlit", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("did you mean 'sqlite'?") != std::string::npos);
+    r = parse({"--export", "hdf", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.notes.size() == 1);
 }

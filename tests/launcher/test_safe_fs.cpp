@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include "launcher_harness.h"
+#include "output/output_file.h"
 #include "safe_fs.h"
 
 using namespace gprof::launcher;
+using namespace gprof::report;
 using launcher_test::mode_of;
 using launcher_test::read_file;
 using launcher_test::write_file;
@@ -69,49 +71,59 @@ TEST_CASE("a planted symbolic link is never followed", "[launcher][fs]") {
         CHECK_FALSE(create_run_dir(tmp.path() / "run", force, false, error));
         CHECK(error.find("symbolic link") != std::string::npos);
         CHECK_FALSE(create_run_dir(tmp.path() / "run", force, true, error));
-        CHECK(create_private_file(tmp.path() / "log", force, error) == -1);
-        CHECK(error.find("symbolic link") != std::string::npos);
-        CHECK(create_private_file(tmp.path() / "dangling", force, error) == -1);
-        bool exists = false;
-        CHECK_FALSE(check_output_file(tmp.path() / "log", force, exists, error));
-        CHECK_FALSE(check_output_file(tmp.path() / "dangling", force, exists, error));
+        for (auto publish : {Publish::WhenComplete, Publish::Live}) {
+            OutputPolicy policy{force, FileMode::Private, publish};
+            CHECK_THROWS_WITH(OutputFile(tmp.path() / "log", policy), Catch::Contains("symbolic link"));
+            CHECK_THROWS(OutputFile(tmp.path() / "dangling", policy));
+            CHECK(OutputFile::check(tmp.path() / "log", policy).find("symbolic link") != std::string::npos);
+            CHECK_FALSE(OutputFile::check(tmp.path() / "dangling", policy).empty());
+        }
     }
     CHECK(launcher_test::entries(tmp.path() / "victim").empty());
     CHECK(read_file(tmp.path() / "victim.txt") == "precious");
     CHECK_FALSE(fs::exists(tmp.path() / "nowhere"));
 }
 
-TEST_CASE("private files are new, 0600, and replaced only with --force", "[launcher][fs]") {
+TEST_CASE("gprof-run's files (log, gprof-run.info, outputs) are new, 0600, and replaced only with --force",
+          "[launcher][fs]") {
     gprof::testing::TempDir tmp;
     mode_t old = ::umask(0);
-    std::string error;
-    int fd = create_private_file(tmp.path() / "sub/log.txt", false, error);
+    fs::path log = tmp.path() / "sub/log.txt";
+    CHECK(create_parent_directories(log).empty());
+    {
+        OutputFile f(log, {false, FileMode::Private, Publish::Live});
+        CHECK(fs::exists(log));  // Live: there at once, for tail -f
+        ::close(f.release());
+    }
     ::umask(old);
-    REQUIRE(fd >= 0);
-    ::close(fd);
-    CHECK(mode_of(tmp.path() / "sub/log.txt") == 0600);
-    write_file(tmp.path() / "sub/log.txt", "old");
-    CHECK(create_private_file(tmp.path() / "sub/log.txt", false, error) == -1);
-    CHECK(read_file(tmp.path() / "sub/log.txt") == "old");
-    fd = create_private_file(tmp.path() / "sub/log.txt", true, error);
-    REQUIRE(fd >= 0);
-    ::close(fd);
-    CHECK(read_file(tmp.path() / "sub/log.txt").empty());
+    CHECK(mode_of(log) == 0600);
+    write_file(log, "old");
+    CHECK_THROWS_WITH(OutputFile(log, {false, FileMode::Private, Publish::Live}), Catch::Contains("--force"));
+    CHECK(read_file(log) == "old");
+    {
+        OutputFile f(log, {true, FileMode::Private, Publish::Live});
+        ::close(f.release());
+    }
+    CHECK(read_file(log).empty());
+    CHECK(mode_of(log) == 0600);
 
-    bool exists = true;
-    CHECK(check_output_file(tmp.path() / "new/t.json", false, exists, error));
-    CHECK_FALSE(exists);
-    CHECK(fs::is_directory(tmp.path() / "new"));
-    CHECK_FALSE(check_output_file(tmp.path() / "sub/log.txt", false, exists, error));
-    CHECK(check_output_file(tmp.path() / "sub/log.txt", true, exists, error));
-    CHECK(exists);
+    CHECK(OutputFile::check(tmp.path() / "sub/new.json", {}).empty());
+    CHECK_FALSE(OutputFile::check(log, {}).empty());
+    CHECK(OutputFile::check(log, {true}).empty());
 }
 
-TEST_CASE("write_new_file refuses to overwrite", "[launcher][fs]") {
+TEST_CASE("a file written whole is never put over an existing one without --force", "[launcher][fs]") {
     gprof::testing::TempDir tmp;
-    std::string error;
-    CHECK(write_new_file(tmp.path(), "info", "a\n", error));
+    auto write = [&](const std::string& text, bool force) {
+        OutputFile f(tmp.path() / "info", {force, FileMode::Private});
+        f.stream() << text;
+        f.commit();
+    };
+    write("a\n", false);
     CHECK(mode_of(tmp.path() / "info") == 0600);
-    CHECK_FALSE(write_new_file(tmp.path(), "info", "b\n", error));
+    CHECK_THROWS_WITH(write("b\n", false), Catch::Contains("--force"));
     CHECK(read_file(tmp.path() / "info") == "a\n");
+    write("c\n", true);
+    CHECK(read_file(tmp.path() / "info") == "c\n");
+    CHECK(launcher_test::entries(tmp.path()).size() == 1);  // no temporary file left beside it
 }

@@ -122,6 +122,26 @@ TEST_CASE("real collector: helpers and an exec of a static binary: a summary wit
     CHECK(summary.find("trace incomplete") == std::string::npos);
 }
 
+// Issue 30: the collector said it on stderr, the summary said it, and gprof-run said it again after the summary.
+TEST_CASE("real collector: why CUDA was not recorded is said once, in the summary", "[launcher][collector]") {
+    require_collector();
+    gprof::testing::TempDir tmp;
+    const std::string lookalike = GPROF_TEST_BINARY_DIR "/test_cuda_lookalike_app";  // a CUDA binary that never calls it
+    auto r = build_gprof_run({"-o", "run", lookalike, "fork"}, tmp.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    size_t said = 0;
+    for (size_t at = r.err.find("CUDA activity not recorded: "); at != std::string::npos;
+         at = r.err.find("CUDA activity not recorded: ", at + 1))
+        ++said;
+    CHECK(said <= 1);
+    bool driver = fs::exists("/proc/driver/nvidia/version") || fs::exists("/dev/nvidiactl") || fs::exists("/dev/dxg");
+    if (!driver) {
+        CHECK(said == 1);  // "no NVIDIA driver on this machine", in the summary's status lines
+        CHECK(r.err.find("    driver warning: CUDA activity not recorded: ") != std::string::npos);
+    }
+}
+
 TEST_CASE("real collector: SIGTERM to gprof-run: the app dies of it, its trace is complete and says so",
           "[launcher][collector][signals]") {
     require_collector();
@@ -175,7 +195,8 @@ TEST_CASE("real collector: a full disk: the figure is said, no empty result file
     // No room left for summary.txt: it is not left behind empty, and that is said. (The summary itself still
     // reaches stderr.)
     CHECK_FALSE(fs::exists(tmp.path() / "run/summary.txt"));
-    CHECK(r.err.find("summary.txt: No space left on device") != std::string::npos);
+    CHECK(r.err.find("summary.txt': No space left on device") != std::string::npos);
+    CHECK(launcher_test::entries_like(tmp.path() / "run", ".summary.txt", "").empty());  // nor its temporary file
     CHECK(r.err.find("gprof-run profile:") != std::string::npos);
 }
 

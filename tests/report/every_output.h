@@ -109,12 +109,12 @@ inline EveryOutput run_every_output(const std::filesystem::path& run_dir, const 
         eo.run_dir = run_dir;
         eo.summary = SummaryMode::Full;
         eo.summary_out = &summary;
-        eo.write_summary_file = false;
-        eo.html_path = run_dir / "report.html";  // report.html too: every section, call sites included
+        // report.html too: every section, call sites included
+        eo.outputs = {{"html", run_dir / "report.html", {false, FileMode::Private}}};
         finish_run(eo);
         o.end_of_run_bytes = summary.str().size();
         std::error_code ec;
-        std::filesystem::remove(*eo.html_path, ec);
+        std::filesystem::remove(run_dir / "report.html", ec);
     });
     return o;
 }

@@ -19,7 +19,11 @@ TEST_CASE("cli: summary of a run directory", "[cli]") {
     CHECK(r.status == 0);
     CHECK(r.out.find("GPU activities:") != std::string::npos);
     CHECK(r.out.find("API calls:") != std::string::npos);
-    CHECK(r.out.find("NVTX result:") != std::string::npos);
+    CHECK(r.out.find("NVTX ranges:") != std::string::npos);
+    CHECK(r.out.find("\nAnalysis: ") != std::string::npos);
+    CHECK(r.out.find("NVTX result:") == std::string::npos);  // nvprof's per-thread block: --full
+    auto full = run_report("--full " + dir.path().string(), dir);
+    CHECK(full.out.find("NVTX result:") != std::string::npos);
 }
 
 TEST_CASE("cli: json to a file, reports chosen by name", "[cli]") {

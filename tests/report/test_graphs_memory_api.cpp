@@ -357,7 +357,7 @@ TEST_CASE("memory report and summary line", "[report][memory]") {
     CHECK(j["pool_operations"][1]["op"] == "trimmed");
 
     std::string text = report_text({path}, "summary");
-    CHECK(text.find("memory: GPU 0 peak 82.00 MiB in use at 4.0000us (async pools reserved up to 32.00 MiB); "
+    CHECK(text.find("memory: GPU 0 peak 82.00 MiB in use at +4.0000us (async pools reserved up to 32.00 MiB); "
                     "pinned host peak 8.00 MiB; managed peak 4.00 MiB; 1 allocation (2.00 MiB) never freed") !=
           std::string::npos);
     std::string mt = report_text({path}, "memory");

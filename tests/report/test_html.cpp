@@ -263,14 +263,16 @@ TEST_CASE("finish_run writes report.html 0600, and never through a planted symli
     TempDir dir;
     write_small_run(dir);
     std::ostringstream out;
-    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out, .html_path = dir.path() / "report.html"};
+    const OutputPolicy private_new{false, FileMode::Private};
+    EndOfRunOptions o{.run_dir = dir.path(), .summary_out = &out,
+                      .outputs = {{"html", dir.path() / "report.html", private_new}}};
     auto r = finish_run(o);
     CHECK(r.ok);
-    REQUIRE(r.html_file);
+    REQUIRE(r.path_of("html"));
     struct stat st {};
-    REQUIRE(::stat(r.html_file->c_str(), &st) == 0);
+    REQUIRE(::stat(r.path_of("html")->c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    std::string page = read(*r.html_file);
+    std::string page = read(*r.path_of("html"));
     CHECK(page.find("kernel(float*, int)") != std::string::npos);
     CHECK(page.find("</html>") != std::string::npos);
 
@@ -280,18 +282,18 @@ TEST_CASE("finish_run writes report.html 0600, and never through a planted symli
     { std::ofstream(victim) << "precious\n"; }
     std::filesystem::create_symlink(victim, dir2.path() / "report.html");
     o.run_dir = dir2.path();
-    o.html_path = dir2.path() / "report.html";
+    o.outputs = {{"html", dir2.path() / "report.html", private_new}};
     auto bad = finish_run(o);
     CHECK_FALSE(bad.ok);
-    CHECK_FALSE(bad.html_file);
+    CHECK_FALSE(bad.path_of("html"));
     CHECK(read(victim) == "precious\n");
 
-    o.html_path.reset();  // --no-html
+    o.outputs.clear();  // --no-html
     TempDir dir3;
     write_small_run(dir3);
     o.run_dir = dir3.path();
     auto none = finish_run(o);
-    CHECK_FALSE(none.html_file);
+    CHECK_FALSE(none.path_of("html"));
     CHECK_FALSE(std::filesystem::exists(dir3.path() / "report.html"));
 }
 

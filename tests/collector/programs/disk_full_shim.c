@@ -5,8 +5,9 @@
      fallocate  allocates only when the whole range fits, else ENOSPC, and what it allocated is not charged again;
      ftruncate  that shrinks a file gives its blocks back.
    Bytes are charged only past what the file already holds (its size, or its allocated blocks). Files named in
-   GPROF_TEST_DISK_FULL_NAMES (comma-separated base names) find the disk full whatever the budget: the state the
-   disk is in when gprof-run writes its report after a program filled it. Never installed. */
+   GPROF_TEST_DISK_FULL_NAMES (comma-separated base names; and the temporary ".NAME.XXXXXX" a whole-file writer
+   renames to NAME) find the disk full whatever the budget: the state the disk is in when gprof-run writes its report
+   after a program filled it. Never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -50,6 +51,12 @@ static int on_disk(int fd) {
     base = base ? base + 1 : target;
     const char* full = getenv("GPROF_TEST_DISK_FULL_NAMES");
     size_t base_len = strlen(base);
+    /* A whole-file writer (report/output/output_file.h) fills ".NAME.XXXXXX" beside NAME and renames it into place:
+       the same file, for the disk. */
+    if (base[0] == '.' && base_len > 8 && base[base_len - 7] == '.') {
+        base += 1;
+        base_len -= 8;
+    }
     for (const char* p = full; p && *p;) {
         const char* end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);

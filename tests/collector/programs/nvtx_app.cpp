@@ -2,6 +2,7 @@
 // tests check. Usage: test_nvtx_app SCENARIO [N]. Prints a fixed text on stdout (compared byte for byte with
 // and without the collector) and exits / dies as the scenario says.
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -60,6 +61,25 @@ int threads() {
     std::thread ender([id] { nvtxRangeEnd(id); });
     ender.join();
     std::printf("threads done\n");
+    return 0;
+}
+
+// Workers that name themselves and end long before the process, as pool and DataLoader threads do: one uses NVTX
+// (its name is read as it ends), one does not (the writer's scan of new threads sees it while it lives).
+int named_workers() {
+    std::thread worker([] {
+        pthread_setname_np(pthread_self(), "dl-worker-0");
+        nvtxRangePushA("load-batch");
+        nvtxRangePop();
+    });
+    worker.join();
+    std::thread helper([] {
+        pthread_setname_np(pthread_self(), "cpu-helper");
+        sleep_ms(300);
+    });
+    helper.join();
+    sleep_ms(300);  // several writer periods after both ended
+    std::printf("named workers done\n");
     return 0;
 }
 
@@ -218,6 +238,7 @@ int main(int argc, char** argv) {
     if (s == "nested") return nested();
     if (s == "threads") return threads();
     if (s == "domains") return domains();
+    if (s == "named-workers") return named_workers();
     if (s == "many") return many(n);
     if (s == "steps") return steps(n, argc > 3 ? std::atoi(argv[3]) : 10);
     if (s == "fork") return fork_case();

@@ -57,6 +57,10 @@ inline constexpr const char* kNoChildren = "GPROF_NO_CHILDREN";
 inline constexpr const char* kRootPid = "GPROF_ROOT_PID";
 // spdlog level for the collector's own messages on stderr: trace|debug|info|warn|error|off (default warn).
 inline constexpr const char* kLogLevel = "GPROF_LOG_LEVEL";
+// "1" (set by gprof-run): the launcher prints the trace's warning Status records in its summary, so the collector
+// does not also write to stderr the warnings it only restates at the end (why CUDA was not recorded). Unset, as when
+// the collector is injected by hand, that stderr line is the only place the reason shows.
+inline constexpr const char* kStatusInSummary = "GPROF_STATUS_IN_SUMMARY";
 // Explicit libcupti to load instead of the usual search (read by the CUPTI loader itself).
 inline constexpr const char* kCuptiLib = "GPROF_CUPTI_LIB";
 // Site-packages directories of the Python environments the program uses, ':'-separated, most specific first: the

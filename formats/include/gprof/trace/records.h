@@ -36,6 +36,10 @@ enum FeatureBits : uint32_t {
     // request (GPROF_CUDA_NESTED_DRIVER_CALLS=1): reports show them. Without the bit a 1.1+ collector switched them
     // off at the source; traces of 1.0 hold them unfiltered.
     kFeatureNestedDriverCalls = 1u << 17,
+    // What was not traced on request (GPROF_TRACE without cuda / without nvtx, gprof-run -t): reports then say
+    // "not traced" instead of "the program made no CUDA calls". Traces before these bits leave both clear.
+    kFeatureCudaNotTraced = 1u << 18,
+    kFeatureNvtxNotTraced = 1u << 19,
 };
 
 // Interned strings: id 0 is the empty string; ids are assigned by the writer in order of first use and the
