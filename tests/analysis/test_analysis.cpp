@@ -60,6 +60,46 @@ TEST_CASE("GPU-bound: kernels back to back") {
     CHECK(a.verdict_reason.find("99.0%") != std::string::npos);
 }
 
+// Issue 30: "GPU busy 1.3 %" on torch-train was decided by 5 s of imports. The verdict is decided after start-up and
+// both figures are said.
+TEST_CASE("start-up does not decide the verdict: a set-up pause after the first CUDA call") {
+    auto a = analyze([](Synth& s) {
+        s.api("cudaMalloc", 0, 1 * us);
+        s.memcpy(trace::MemcpyKind::HtoD, 4096, 1 * us, 11 * us);  // the first GPU operation, then 3.99 ms of set-up
+        for (uint64_t i = 0; i < 60; ++i) s.kernel("conv", 4000 * us + i * 100 * us, 4000 * us + (i + 1) * 100 * us);
+        s.api("cudaDeviceSynchronize", 10000 * us - 2 * us, 10000 * us);
+    });
+    REQUIRE(a.devices.size() == 1);
+    const DeviceUtilisation& d = a.devices[0];
+    CHECK(d.busy_pct == Approx(100.0 * 6010 / 10000).margin(0.01));  // of the whole window
+    CHECK(d.steady_start - a.window.start == static_cast<int64_t>(4000 * us));  // the end of the set-up pause
+    CHECK(d.steady_busy_pct == Approx(100.0).margin(0.01));
+    CHECK(a.evidence.startup_ns == static_cast<int64_t>(4000 * us));
+    CHECK(a.verdict == Verdict::GpuBound);
+    INFO(a.verdict_reason);
+    // Both figures, the verdict's first.
+    CHECK(a.verdict_reason.find("GPU busy 100.0% after start-up") != std::string::npos);
+    CHECK(a.verdict_reason.find("start-up: the first 4.0000ms") != std::string::npos);
+    CHECK(a.verdict_reason.find("60.1% of the whole capture window") != std::string::npos);
+}
+
+TEST_CASE("start-up ends at the device's first operation, and a short pause is not start-up") {
+    auto a = analyze([](Synth& s) {
+        s.api("cudaMalloc", 0, 1 * us);
+        // First GPU work at 3 ms; a 1 ms pause at 6 ms is shorter than a fifth of the window: steady state.
+        for (uint64_t i = 0; i < 30; ++i) s.kernel("conv", 3000 * us + i * 100 * us, 3000 * us + (i + 1) * 100 * us);
+        for (uint64_t i = 0; i < 30; ++i) s.kernel("conv", 7000 * us + i * 100 * us, 7000 * us + (i + 1) * 100 * us);
+        s.api("cudaDeviceSynchronize", 10000 * us - 2 * us, 10000 * us);
+    });
+    REQUIRE(a.devices.size() == 1);
+    const DeviceUtilisation& d = a.devices[0];
+    CHECK(d.busy_pct == Approx(60.0).margin(0.01));
+    CHECK(d.steady_start - a.window.start == static_cast<int64_t>(3000 * us));
+    CHECK(d.steady_busy_pct == Approx(100.0 * 6000 / 7000).margin(0.01));
+    CHECK(a.verdict == Verdict::Balanced);  // 85.7 % after start-up: not CPU-bound, as 60 % of the window would say
+    CHECK(a.verdict_reason.find("85.7% after start-up") != std::string::npos);
+}
+
 TEST_CASE("CPU/launch-bound: tiny kernels shorter than their launches") {
     auto a = analyze([](Synth& s) {
         for (uint64_t i = 0; i < 1000; ++i) {
