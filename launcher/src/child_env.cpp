@@ -49,7 +49,9 @@ std::vector<EnvChange> collector_environment(const LaunchOptions& o, const std::
     c.push_back({e::kNoChildren, o.no_children ? std::optional<std::string>("1") : std::nullopt});
     c.push_back({e::kRootPid, std::nullopt});
     c.push_back({e::kLogLevel, o.log_level});
-    c.push_back({e::kStatusInSummary, std::optional<std::string>("1")});  // the summary states the warnings
+    // The summary states why CUDA was not recorded; with --summary none the collector's own line is all there is.
+    c.push_back({e::kStatusInSummary,
+                 o.summary != SummaryChoice::None ? std::optional<std::string>("1") : std::nullopt});
     return c;
 }
 

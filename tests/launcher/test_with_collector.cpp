@@ -140,6 +140,16 @@ TEST_CASE("real collector: why CUDA was not recorded is said once, in the summar
         CHECK(said == 1);  // "no NVIDIA driver on this machine", in the summary's status lines
         CHECK(r.err.find("    driver warning: CUDA activity not recorded: ") != std::string::npos);
     }
+    // With --summary none no summary says it: the collector's own line does, once (and summary.txt has it).
+    auto quiet = build_gprof_run({"--summary", "none", "-o", "run2", lookalike, "fork"}, tmp.path());
+    INFO(quiet.err);
+    REQUIRE(quiet.exit_code == 0);
+    size_t said_quiet = 0;
+    for (size_t at = quiet.err.find("CUDA activity not recorded: "); at != std::string::npos;
+         at = quiet.err.find("CUDA activity not recorded: ", at + 1))
+        ++said_quiet;
+    CHECK(said_quiet <= 1);
+    if (!driver) CHECK(said_quiet == 1);
 }
 
 TEST_CASE("real collector: SIGTERM to gprof-run: the app dies of it, its trace is complete and says so",
