@@ -292,27 +292,16 @@ void ThreadNamer::from_exit(trace::TraceWriter& writer, uint64_t tid, const std:
     write(writer, tid, name);
 }
 
-namespace {
-std::vector<uint64_t> task_ids() {
-    std::vector<uint64_t> tids;
+void ThreadNamer::scan_all(trace::TraceWriter& writer) {
     DIR* d = ::opendir("/proc/self/task");
-    if (!d) return tids;
+    if (!d) return;
+    std::vector<uint64_t> tids;
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         tids.push_back(std::strtoull(e->d_name, nullptr, 10));
     }
     ::closedir(d);
-    return tids;
-}
-}  // namespace
-
-void ThreadNamer::scan_all(trace::TraceWriter& writer) {
-    for (uint64_t tid : task_ids()) from_comm(writer, tid);
-}
-
-void ThreadNamer::scan_new(trace::TraceWriter& writer) {
-    for (uint64_t tid : task_ids())
-        if (!written_.count(tid)) from_comm(writer, tid);
+    for (uint64_t tid : tids) from_comm(writer, tid);
 }
 
 // ---- CUDA detection ----

@@ -67,13 +67,14 @@ private:
 };
 
 // Writes Thread records (writer thread). NVTX names (nvtxNameOsThread) win over the thread's own name (its comm).
-// A thread's comm is read when the thread is first seen (scan_new, every writer period), again every few periods
-// (scan_all: renames), and, for a thread that used NVTX, as it ends (from_exit): a worker that names itself and ends
-// before the process keeps its name (issue 30).
+// A thread's comm is read when it first uses NVTX (from_comm), at the process's end (scan_all), and, for a thread
+// that used NVTX, on the thread as it ends (from_exit, no descriptor): a worker that names itself and ends before the
+// process keeps its name (issue 30). The writer does not scan /proc while the program runs: every open() there takes
+// the program's lowest free number for a moment, and a program dup2()ing over its numbers got EBUSY (catalogue
+// dup2-over, 2 runs in 10 with a scan every period).
 class ThreadNamer {
 public:
     void scan_all(trace::TraceWriter& writer);           // every thread in /proc/self/task
-    void scan_new(trace::TraceWriter& writer);           // the threads in /proc/self/task not named yet
     void from_comm(trace::TraceWriter& writer, uint64_t tid);
     void from_nvtx(trace::TraceWriter& writer, uint64_t tid, const std::string& name);
     void from_exit(trace::TraceWriter& writer, uint64_t tid, const std::string& name);

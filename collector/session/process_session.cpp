@@ -62,11 +62,8 @@ struct ProcessRecorder {
             for (const auto& [tid, name] : nvtx->ended_threads()) threads.from_exit(w, tid, name);
             nvtx->clear_ended_threads();
         }
-        // Threads are named while they live (one that ends before the process would lose its name at the final
-        // scan): new ones every period, renames every tenth (~1 s at the default flush period).
-        if (final || ticks % 10 == 1) threads.scan_all(w);
-        else threads.scan_new(w);
         if (final) {
+            threads.scan_all(w);  // only now: a scan while the program runs opens descriptors under it (ThreadNamer)
             say_descriptors(w);
             say_end(w);
         } else {

@@ -107,16 +107,11 @@ TEST_CASE("a thread that names itself and ends before the process keeps its name
     TempDir dir;
     LoadedTrace t = run_one(dir, {"named-workers"});
     std::map<uint64_t, std::string> names;
-    std::set<std::string> all;
     for (auto& r : t.records)
-        if (r.kind == tr::RecordKind::Thread) {
-            names[r.thread.tid] = t.str(r.thread.name);
-            all.insert(t.str(r.thread.name));
-        }
+        if (r.kind == tr::RecordKind::Thread) names[r.thread.tid] = t.str(r.thread.name);
     auto ranges = t.nvtx_named("load-batch");
     REQUIRE(ranges.size() == 1);
     CHECK(names[ranges[0].tid] == "dl-worker-0");  // read as the thread ended
-    CHECK(all.count("cpu-helper") == 1);            // no NVTX: seen by the writer's scan while it lived
 }
 
 TEST_CASE("domains / registered strings / categories / colors and payloads") {
