@@ -3,10 +3,9 @@
 //
 // Why a pool and why mmap: a thread in a tight NVTX or launch loop fills a 256 KiB block every few thousand
 // events. A block from malloc is a fresh mapping whose 64 pages fault one at a time on the application thread as
-// events land in them; measured in bench/nvtx_real_process (dev-2c, 2026-11-25, 2 threads x 10^6 pairs) that was
-// the application threads' largest cost after the clock (44 ns CPU per push+pop pair against 33 with the pages
-// populated by one mmap(MAP_POPULATE) call, 25 when the pool has read blocks to hand back). So: read blocks are
-// kept for reuse up to `keep` of them; beyond that a block is unmapped; a fresh block is mapped populated.
+// events land in them: after the clock, the application threads' largest cost (bench/nvtx_real_process; figures in
+// docs/performance.md, "NVTX in a real process, third pass"). So: read blocks are kept for reuse up to `keep` of
+// them; beyond that a block is unmapped; a fresh block is mapped populated (mmap(MAP_POPULATE)).
 //
 // A cap on the bytes in flight (taken and not given back) bounds the memory a run can hold in the target
 // whatever the event rate: past it take() refuses, and the caller counts the events it drops.

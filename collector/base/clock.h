@@ -1,8 +1,8 @@
 // The trace clock: one clock for every record of a trace, CPU (NVTX, API calls) and GPU alike.
 //
 // Nanoseconds on the CLOCK_MONOTONIC scale, read from the TSC when the CPU has an invariant one (constant_tsc
-// and nonstop_tsc): rdtsc costs ~10 ns here against ~24 ns for clock_gettime, and NVTX reads the clock twice
-// per range. Without an invariant TSC (or off x86) it falls back to clock_gettime(CLOCK_MONOTONIC).
+// and nonstop_tsc): rdtsc costs well under half of clock_gettime (docs/performance.md has the figures), and NVTX
+// reads the clock twice per range. Without an invariant TSC (or off x86) it falls back to clock_gettime(CLOCK_MONOTONIC).
 //
 // Calibration: init() pairs (TSC, CLOCK_MONOTONIC) samples a millisecond apart; recalibrate(), called by the
 // writer thread now and then, refines the scale from a longer interval. Each new scale starts where the old

@@ -140,8 +140,8 @@ public:
     void limit_string_ids(uint64_t max) { max_string_id_ = max; }
     uint64_t string_id_out_of_range() const { return bad_string_id_; }
 
-    // The field readers are forced inline (GPROF_DECODE_INLINE): describe() calls one per field of every record,
-    // and as calls they were ~8 % of a 10^7-record summary's CPU (perf, dev-2c).
+    // The field readers are forced inline (GPROF_DECODE_INLINE): describe() calls one per field of every record, and
+    // as calls they were a tenth of a summary's CPU (docs/performance.md, "the decoder inlined").
     template <class T> GPROF_DECODE_INLINE void u(const char*, T& v) { v = static_cast<T>(next()); }
     template <class T> GPROF_DECODE_INLINE void s(const char*, T& v) { v = static_cast<T>(unzigzag(next())); }
     GPROF_DECODE_INLINE void str(const char*, StringId& id) {
@@ -211,8 +211,8 @@ public:
     }
 
 private:
-    // The next LEB128 value; 0 past the end of the body. Inlined: it runs once per field of every record, and as
-    // a call it was 11 % of a 10^7-record summary's CPU (perf, dev-2c).
+    // The next LEB128 value; 0 past the end of the body. Inlined: it runs once per field of every record (as a
+    // call it was a tenth of a summary's CPU: docs/performance.md, "the decoder inlined").
     GPROF_DECODE_INLINE uint64_t next() {
         uint64_t x = 0;
         if (p_ < end_) p_ = get_varint(p_, end_, x, ok_);

@@ -110,7 +110,7 @@ struct BatchPart {
     std::exception_ptr error;
 
     // Room for the kept calls of the batch's first thread and for the ops, set from the batch's size: growing from
-    // nothing copied every stream a few times into fresh pages (copies and page faults: ~4 % of a 10^7 summary).
+    // nothing copied every stream a few times into fresh pages (copies and page faults: docs/performance.md).
     // Pages of the room that are never written cost nothing, and the fold gives the rest back (shrink()).
     size_t kept_reserve = 0;
 

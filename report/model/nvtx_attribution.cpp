@@ -49,8 +49,7 @@ struct ThreadCover {
     bool build(const std::vector<RangeLite>& ranges, size_t lo, size_t hi) {
         // Events (time, i+1 a start / -(i+1) an end) in (time, value) order: ends first at a time. The starts are
         // in that order already (ranges sorted by start), the ends nearly (ranges close in order unless they
-        // overlap): sorted apart and merged, not one sort of both (with the reserves: 9-10 -> 7-8 ms for the 1.5 x 10^5
-        // ranges of the bench's 10^7-record trace).
+        // overlap): sorted apart and merged, not one sort of both (docs/performance.md, fourth pass at issue 19).
         std::vector<std::pair<Timestamp, int64_t>> starts, ends, events;
         starts.reserve(hi - lo);
         ends.reserve(hi - lo);
