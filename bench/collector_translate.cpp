@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cupti/translate.h"
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 #include "trace_fixture.h"
 
 using namespace gprof;

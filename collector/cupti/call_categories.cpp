@@ -1,6 +1,6 @@
 #include "cupti/call_categories.h"
 
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 
 namespace gprof::collector::cupti {
 

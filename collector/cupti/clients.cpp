@@ -8,7 +8,7 @@
 #include <set>
 
 #include "base/log.h"
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 #include "cupti/session.h"
 
 namespace gprof::collector::cupti {

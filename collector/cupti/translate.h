@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 #include "gprof/trace/writer.h"
 
 namespace gprof::collector::cupti {

@@ -33,8 +33,8 @@ __attribute__((noinline, cold)) void not_recorded() {
         s->after_end.store(s->after_end.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // Without the collector, what this thread does from here on would be cut short within microseconds, when the
     // process is gone. It waits a millisecond in each NVTX call instead, so that threads spinning in loops of ranges
-    // leave the CPU to the end's last drain (7 such threads on 2 cores left the writer 7 % of a core: the end took
-    // 840 ms for 56 ms of work; docs/performance.md "Exit"). No lock is held here, so nothing waits on this thread.
+    // leave the CPU to the end's last drain (without the wait, the end took many times its work: docs/performance.md
+    // "Exit"). No lock is held here, so nothing waits on this thread.
     timespec pause{0, 1000000};
     ::nanosleep(&pause, nullptr);
 }

@@ -225,7 +225,7 @@ bool Pipeline::post_stack(const tr::Stack& stack) {
 
 void Pipeline::post_call_site(const tr::CallSite& call_site) {
     // Not a Message: one per recorded API call, so a 24-byte push into a vector the writer swaps out (no allocation
-    // once both vectors have grown; a Message per call cost page faults and ~1 us a call under load).
+    // once both vectors have grown; a Message per call cost page faults: docs/performance.md "Native call sites").
     try {
         std::lock_guard lock(mutex_);
         if (finished_ || abandoned_.load(std::memory_order_relaxed)) return;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cupti/search.h"
+#include "cupti_loader/search.h"
 #include "gprof/env/variables.h"
 #include "gprof/version.h"
 #include "python_env.h"

@@ -1,5 +1,5 @@
 // gprof-run --check [app [args]]: is this machine ready to profile? The CUDA driver and its CUDA version, every CUPTI
-// the collector's search finds (cupti/search.h, the same list in the same order: version, path, whether this driver
+// the collector's search finds (cupti_loader/search.h, the same list in the same order: version, path, whether this driver
 // runs it or why not, which one a run would use), NVTX injection, and what a run would record. Exit 0 when ready,
 // 1 with the reason otherwise. Nothing is run and nothing is written: the app, when given, only names the Python
 // environment whose CUPTI the search would consider, as in a run.

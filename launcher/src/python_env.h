@@ -5,7 +5,7 @@
 //
 // Found without running any Python: by the files a venv or conda environment is made of (pyvenv.cfg, bin/python*,
 // lib/python3.*/site-packages). The launcher passes directories; which files in them are a CUPTI, of which CUDA
-// version, is the collector's loader's business (collector/cupti/loader.cpp).
+// version, is the collector's loader's business (collector/cupti_loader/loader.cpp).
 #pragma once
 
 #include <filesystem>

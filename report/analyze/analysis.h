@@ -84,7 +84,7 @@ struct IdleGap {
     std::vector<ThreadActivity> threads;  // busiest first; threads idle in the whole gap are left out
 };
 
-// A program line behind a finding (model/call_sites.h): its API calls' count and time there.
+// A program line behind a finding (model/resolved_call_sites.h): its API calls' count and time there.
 struct FindingSite {
     std::string site;      // the user's frame: "train.py:12", "/src/app.cu:42"
     std::string function;

@@ -116,7 +116,7 @@ struct GpuOpRef {
 
 // The stacks of one API call: a CallSite record (1.4), or a Backtrace (format <= 1.3) whose frames the loader
 // interned as a stack of its own (ids from kLegacyStackIdBase down), so every consumer reads stacks by id and
-// symbolises each distinct stack once (model/call_sites.h).
+// symbolises each distinct stack once (model/resolved_call_sites.h).
 struct BacktraceFrames {
     uint64_t tid = 0;
     uint32_t correlation = 0;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "gprof/trace/names.h"
-#include "model/call_sites.h"
+#include "model/resolved_call_sites.h"
 #include "reports/reports.h"
 
 namespace gprof::report {
@@ -41,7 +41,7 @@ json run_time_json(Timestamp ts, int64_t offset) {
     return static_cast<int64_t>(ts) + offset;
 }
 
-// The program's frames of an allocation's call site (model/call_sites.h: CUDA's own frames are left out), the
+// The program's frames of an allocation's call site (model/resolved_call_sites.h: CUDA's own frames are left out), the
 // first kCallSiteFrames of them.
 std::string call_site(const BacktraceFrames& bt, CallSites& sites) {
     std::string text;

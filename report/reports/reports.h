@@ -90,7 +90,7 @@ Table cuda_kern_exec_sum(const Run& run);
 Table nvtx_gpu_proj_sum(const Run& run);
 Table nvtx_kern_sum(const Run& run);
 // The program's call sites of CUDA API calls with the kernel time, sync time and memcpy bytes behind each
-// (reports/call_sites.cpp); the JSON form adds each row's full stack under "stack".
+// (reports/callsite_sum.cpp); the JSON form adds each row's full stack under "stack".
 Table cuda_callsite_sum(const Run& run);
 nlohmann::json callsite_report_json(const Run& run);
 

@@ -115,7 +115,7 @@ struct Slice {
     uint32_t stack = kNone;      // index into TimelineModel::stacks: the call site of its API call
 };
 
-// A call site as the timeline shows it (model/call_sites.h), interned: one per distinct stack of a process.
+// A call site as the timeline shows it (model/resolved_call_sites.h), interned: one per distinct stack of a process.
 struct StackText {
     std::string site;  // the user's frame: "train.py:12", "/src/app.cu:42"
     std::string text;  // at most kTimelineStackFrames frames, innermost first, one per line

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 #include "cupti/translate.h"
 #include "trace_fixture.h"
 

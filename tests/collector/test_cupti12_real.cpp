@@ -13,7 +13,7 @@
 #include "activity_buffers.h"
 #include "collector_run.h"
 #include "cupti12_wheels.h"
-#include "cupti/search.h"
+#include "cupti_loader/search.h"
 
 using namespace gprof;
 using namespace gprof::testing;

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cupti/buffers.h"
-#include "cupti/loader.h"
-#include "cupti/search.h"
+#include "cupti_loader/loader.h"
+#include "cupti_loader/search.h"
 
 using namespace gprof::collector::cupti;
 

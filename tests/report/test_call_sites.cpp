@@ -15,7 +15,7 @@
 #include "every_output.h"
 #include "html/escape.h"
 #include "html/html.h"
-#include "model/call_sites.h"
+#include "model/resolved_call_sites.h"
 #include "reports/reports.h"
 #include "timeline/args.h"
 #include "timeline/timeline.h"

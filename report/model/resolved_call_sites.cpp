@@ -1,4 +1,4 @@
-#include "model/call_sites.h"
+#include "model/resolved_call_sites.h"
 
 #include "gprof/trace/cuda_modules.h"
 

@@ -1,4 +1,4 @@
-// cuda_callsite_sum: the program's call sites of CUDA API calls (model/call_sites.h), with what each launched and
+// cuda_callsite_sum: the program's call sites of CUDA API calls (model/resolved_call_sites.h), with what each launched and
 // waited for: API calls and their time, kernels and their GPU time, host time blocked in synchronisation, memcpy
 // count, bytes and time. Named in nsys's <domain>_<subject>_sum pattern so it sits beside cuda_api_sum, whose rows
 // it splits by call site (nsys itself only shows call stacks in its GUI; torch.profiler groups by stack with
@@ -8,7 +8,7 @@
 #include <memory>
 #include <tuple>
 
-#include "model/call_sites.h"
+#include "model/resolved_call_sites.h"
 #include "reports/reports.h"
 
 namespace gprof::report {

@@ -1,4 +1,4 @@
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-#include "cupti/release.h"
+#include "cupti_loader/release.h"
 
 namespace gprof::collector::cupti {
 

@@ -1,4 +1,4 @@
-#include "cupti/search.h"
+#include "cupti_loader/search.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

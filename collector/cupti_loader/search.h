@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti/loader.h"
+#include "cupti_loader/loader.h"
 
 namespace gprof::collector::cupti {
 

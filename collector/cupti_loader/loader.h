@@ -1,6 +1,6 @@
 // Loads one libcupti at run time into a table of function pointers, and learns from the library itself what it
-// writes: its API version (cupti/release.h), the size of each activity record it emits, and how many callback ids
-// it knows. Where to look for one is cupti/search.h.
+// writes: its API version (cupti_loader/release.h), the size of each activity record it emits, and how many callback ids
+// it knows. Where to look for one is cupti_loader/search.h.
 //
 // The collector has no link-time dependency on libcupti or libcuda: a process without CUDA, or with a CUPTI this
 // build cannot use, must keep running unharmed with one clear line saying why there is no GPU data. Every CUPTI
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cupti/release.h"
+#include "cupti_loader/release.h"
 
 namespace gprof::collector::cupti {
 
@@ -92,7 +92,7 @@ struct LoadResult {
     uint32_t version = 0;     // its cuptiGetVersion, when it got that far (also when refused)
 };
 
-// Loads exactly `path` (no search; cupti/search.h searches). Refused, with the reason: a file that will not load, a
+// Loads exactly `path` (no search; cupti_loader/search.h searches). Refused, with the reason: a file that will not load, a
 // library without a function the collector needs, a CUPTI release this build does not read. Never throws, never
 // crashes on a bad file. found_by: how it was found, kept in the CuptiApi.
 LoadResult load_cupti_file(const std::string& path, const char* found_by);
