@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/host.h"
 #include "analyze/intervals.h"
 #include "analyze/steps.h"
 #include "model/model.h"
@@ -82,6 +83,9 @@ struct IdleGap {
     int64_t start = 0, end = 0;  // run axis
     int64_t duration() const { return sat_sub(end, start); }
     std::vector<ThreadActivity> threads;  // busiest first; threads idle in the whole gap are left out
+    // What the host did meanwhile (CPU samples and OS-runtime calls of the device's host): the top frames sampled
+    // in the gap, and the calls blocked in it. Empty for traces without samples (before format 1.5, -s none).
+    HostProfile host;
 };
 
 // A program line behind a finding (model/resolved_call_sites.h): its API calls' count and time there.
@@ -151,6 +155,9 @@ struct AnalysisResult {
     std::vector<IdleGap> gaps;
     std::vector<Finding> findings;
     StepView steps;
+    // Where the host's CPU time went over the whole window and what it blocked in (analyze/host.h); the
+    // CPU/launch-bound verdict names its top entries. Empty without CPU samples or OS-runtime calls.
+    HostProfile host;
     std::vector<std::string> warnings;
 };
 

@@ -47,6 +47,30 @@ std::string sites_text(const Finding& f) {
     return s;
 }
 
+// "host CPU: work_a (app.cpp:12) 62%, ...; blocked: read 1.2 s at loader.py:10": a host profile on one line.
+std::string host_text(const HostProfile& h) {
+    std::string s;
+    if (!h.functions.empty()) s = "CPU: " + frames_text(h.functions);
+    if (!h.python_lines.empty()) s += (s.empty() ? "" : "; ") + std::string("Python: ") + frames_text(h.python_lines);
+    if (!h.waits.empty()) s += (s.empty() ? "" : "; ") + std::string("blocked: ") + waits_text(h.waits);
+    return s;
+}
+
+nlohmann::json frames_json(const std::vector<SampledFrame>& frames) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& f : frames)
+        a.push_back({{"name", f.name}, {"location", f.location}, {"samples", f.samples}, {"cpu_ns", f.cpu_ns},
+                     {"percent", f.pct}});
+    return a;
+}
+
+nlohmann::json host_json(const HostProfile& h) {
+    nlohmann::json waits = nlohmann::json::array();
+    for (const auto& w : h.waits) waits.push_back({{"name", w.name}, {"site", w.site}, {"calls", w.calls}, {"ns", w.ns}});
+    return {{"samples", h.samples}, {"cpu_ns", h.cpu_ns}, {"functions", frames_json(h.functions)},
+            {"python_lines", frames_json(h.python_lines)}, {"waits", waits}};
+}
+
 nlohmann::json sites_json(const Finding& f) {
     nlohmann::json a = nlohmann::json::array();
     for (const FindingSite& site : f.sites)
@@ -75,12 +99,14 @@ void render_analysis_table(const AnalysisResult& a, std::ostream& out) {
         << ", kernels shorter than a launch call: " << pct(e.tiny_kernel_pct) << "\n"
         << "  host blocked in synchronisation: " << pct(e.sync_blocked_pct) << " (" << t(e.sync_blocked_ns) << ")\n"
         << "  data loading + blocking H->D copies: " << pct(e.io_pct) << " of " << t(e.reference_ns) << "\n";
+    if (!a.host.empty()) out << "  host (CPU samples, OS-runtime calls): " << printable_line(host_text(a.host)) << "\n";
 
     out << "\nLargest GPU idle gaps:\n";
     if (a.gaps.empty()) out << "  (none)\n";
     for (const IdleGap& g : a.gaps) {
         out << "  " << t(g.duration()) << " on GPU " << g.device.device << " at +" << t(g.start) << "\n";
         for (const ThreadActivity& th : g.threads) out << "      " << thread_label(th) << ": " << activity_text(th) << "\n";
+        if (!g.host.empty()) out << "      the host meanwhile: " << printable_line(host_text(g.host)) << "\n";
     }
 
     out << "\nFindings:\n";
@@ -134,6 +160,7 @@ void render_analysis_markdown(const AnalysisResult& a, std::ostream& out) {
         for (const IdleGap& g : a.gaps) {
             std::string acts;
             for (const auto& th : g.threads) acts += (acts.empty() ? "" : "<br>") + thread_label(th) + ": " + activity_text(th);
+            if (!g.host.empty()) acts += (acts.empty() ? "" : "<br>") + std::string("the host meanwhile: ") + host_text(g.host);
             out << "| " << t(g.duration()) << " | " << g.device.device << " | +" << t(g.start) << " | " << md(acts) << " |\n";
         }
     }
@@ -194,8 +221,10 @@ nlohmann::json analysis_to_json(const AnalysisResult& a) {
                                {"activity", th.top_activity}, {"activity_ns", th.top_ns}, {"range", th.range},
                                {"range_ns", th.range_ns}, {"api_ns", th.api_ns}, {"nvtx_ns", th.nvtx_ns}});
         j["gaps"].push_back({{"host", g.device.host}, {"device", g.device.device}, {"start_ns", g.start},
-                             {"end_ns", g.end}, {"duration_ns", g.duration()}, {"threads", threads}});
+                             {"end_ns", g.end}, {"duration_ns", g.duration()}, {"threads", threads},
+                             {"host_activity", host_json(g.host)}});
     }
+    j["host"] = host_json(a.host);
     j["findings"] = json::array();
     for (const auto& f : a.findings)
         j["findings"].push_back({{"rule", f.rule}, {"title", f.title}, {"value", f.value}, {"unit", f.unit},
@@ -260,6 +289,7 @@ std::vector<AnalysisSlice> analysis_timeline_slices(const AnalysisResult& a) {
     for (const IdleGap& g : a.gaps) {
         nlohmann::json threads = nlohmann::json::array();
         for (const auto& th : g.threads) threads.push_back(thread_label(th) + ": " + activity_text(th));
+        if (!g.host.empty()) threads.push_back("the host meanwhile: " + host_text(g.host));
         out.push_back({"idle gaps GPU " + std::to_string(g.device.device), g.start, g.duration(),
                        "GPU idle " + t(g.duration()), {{"host_activity", threads}, {"device", g.device.device}}});
     }

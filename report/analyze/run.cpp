@@ -209,8 +209,11 @@ AnalysisResult analyze_run(const Run& run, const AnalysisOptions& options) {
     }
     a.devices = utilisation(c);
     a.evidence = evidence(c, a.devices, steps);
+    HostActivity host(run);
+    a.host = host.profile(c.window);
     decide(a);
     a.gaps = idle_gaps(c, options.max_gaps);
+    for (IdleGap& g : a.gaps) g.host = host.profile({g.start, g.end}, &g.device.host, 3);
     a.findings = findings(c, steps, a.devices);
     a.steps = step_view(c, steps, options);
     a.warnings = run.all_warnings();

@@ -212,6 +212,10 @@ void decide(AnalysisResult& a) {
             << "thread spent " << pct(e.idle_in_api_pct) << " in CUDA API calls and " << pct(e.idle_in_host_code_pct)
             << " in host code; " << format_fixed(e.launch_rate_per_s, 0) << " launches/s, median launch "
             << t(e.median_launch_ns) << ", " << pct(e.tiny_kernel_pct) << " of kernels shorter than a launch";
+        // Which code (issue 35): the CPU samples' top functions and Python lines, and where the host blocked.
+        if (!a.host.functions.empty()) why << ". The host's CPU time went to " << frames_text(a.host.functions);
+        if (!a.host.python_lines.empty()) why << "; Python lines " << frames_text(a.host.python_lines);
+        if (!a.host.waits.empty()) why << "; it blocked in " << waits_text(a.host.waits);
     } else {
         a.verdict = Verdict::Balanced;
         why << busy_text(e, "between " + format_fixed(kLaunchBoundPct, 0) + "% and " + format_fixed(kGpuBoundPct, 0) + "%")

@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
     app.add_flag("--all-processes", all_processes,
                  "summary: list every process, also the helpers with no GPU or NVTX activity (compilers, shells), "
                  "which are otherwise one line");
+    std::string sample_by = "function";
+    app.add_option("--by", sample_by, "cpu_sample_sum: group samples by function or by line (Python file.py:LINE, "
+                                      "native file.cpp:LINE)")
+        ->check(CLI::IsMember({"function", "line"}));
     bool ignore_damage = false;
     app.add_flag("--ignore-damage", ignore_damage,
                  "Exit 0 even when a trace is cut, corrupt or unreadable (the report shows what was intact)");
@@ -160,6 +164,7 @@ int main(int argc, char** argv) {
         ro.full = full;
         ro.brief_rows = rows;
         ro.name_width = name_width;
+        ro.sample_key = sample_by == "line" ? SampleKey::Line : SampleKey::Function;
         auto traces = expand_inputs(inputs);
         if (auto e = check_processes(traces, ro.filter.pids); !e.empty()) return cli_error(e);
         // The summary's Analysis section, made as at the end of a run (end_of_run/end_of_run.h): one code path.

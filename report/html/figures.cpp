@@ -4,8 +4,11 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <set>
 #include <tuple>
 
+#include "model/cpu_samples.h"
 #include "model/memory.h"
 #include "model/names.h"
 
@@ -325,6 +328,90 @@ StepFigures step_figures(const StepView& steps, const Limits& limits) {
         ++f.histogram[std::min(b, hb - 1)];
     }
     return f;
+}
+
+// ----- CPU samples ------------------------------------------------------------------------------------------
+
+namespace {
+
+struct FlameTrie {
+    std::string name;
+    FlameBox::Kind kind = FlameBox::Kind::Native;
+    uint64_t samples = 0;
+    std::map<std::string, std::unique_ptr<FlameTrie>> children;
+    FlameTrie* child(const std::string& n, FlameBox::Kind k) {
+        auto& c = children[n];
+        if (!c) {
+            c = std::make_unique<FlameTrie>();
+            c->name = n;
+            c->kind = k;
+        }
+        return c.get();
+    }
+};
+
+// Lays the trie out, widest children first, keeping boxes of at least `min_share` of the whole (and at most `cap`).
+void lay_out(const FlameTrie& n, uint32_t depth, double x, double total, double min_share, size_t cap, FlameGraph& g) {
+    double w = total > 0 ? static_cast<double>(n.samples) / total : 0;
+    if (w < min_share || g.boxes.size() >= cap) {
+        ++g.left_out;
+        return;
+    }
+    g.boxes.push_back({n.name, depth, x, w, n.samples, n.kind});
+    g.depth = std::max(g.depth, depth + 1);
+    std::vector<const FlameTrie*> kids;
+    for (const auto& [name, c] : n.children) kids.push_back(c.get());
+    std::stable_sort(kids.begin(), kids.end(), [](const FlameTrie* a, const FlameTrie* b) { return a->samples > b->samples; });
+    double at = x;
+    for (const FlameTrie* c : kids) {
+        lay_out(*c, depth + 1, at, total, min_share, cap, g);
+        at += total > 0 ? static_cast<double>(c->samples) / total : 0;
+    }
+}
+
+}  // namespace
+
+std::vector<FlameGraph> flame_graphs(const Run& run, const Limits& limits) {
+    std::vector<std::pair<uint64_t, size_t>> order;  // (samples, process index)
+    for (size_t i = 0; i < run.processes.size(); ++i) {
+        uint64_t n = 0;
+        for (const auto& s : run.processes[i].cpu_samples) n += s.periods;
+        if (n) order.push_back({n, i});
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (order.size() > limits.flame_processes) order.resize(limits.flame_processes);
+    std::vector<FlameGraph> out;
+    for (const auto& [n, i] : order) {
+        const ProcessTrace& p = run.processes[i];
+        SampleStacks stacks(p);
+        FlameTrie root;
+        std::string exe = p.header.executable.substr(p.header.executable.rfind('/') + 1);
+        root.name = exe + " (pid " + std::to_string(p.pid()) + ")";
+        root.kind = FlameBox::Kind::Process;
+        FlameGraph g;
+        g.pid = p.pid();
+        g.title = root.name;
+        std::set<uint64_t> tids;
+        for (const auto& s : p.cpu_samples) {
+            tids.insert(s.tid);
+            g.period_ns = s.period_ns;
+            std::string thread(p.thread_name(s.tid));
+            FlameTrie* at = root.child((thread.empty() ? std::string("thread") : thread) + " (tid " + std::to_string(s.tid) + ")",
+                                       FlameBox::Kind::Thread);
+            at->samples += s.periods;
+            const auto& frames = stacks.of(s);
+            for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+                at = at->child(folded_frame(*it), it->python ? FlameBox::Kind::Python : FlameBox::Kind::Native);
+                at->samples += s.periods;
+            }
+            root.samples += s.periods;
+        }
+        g.samples = root.samples;
+        g.threads = tids.size();
+        lay_out(root, 0, 0, static_cast<double>(root.samples), limits.flame_min_share, limits.flame_nodes, g);
+        out.push_back(std::move(g));
+    }
+    return out;
 }
 
 }  // namespace gprof::report::html

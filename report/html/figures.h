@@ -26,6 +26,9 @@ struct Limits {
     size_t callsite_rows = 30;
     size_t process_rows = 200;
     size_t launch_configs = 4;  // per kernel, the most frequent grid/block shapes shown on hover
+    size_t flame_processes = 4; // CPU flame graphs: the processes with the most samples
+    size_t flame_nodes = 1500;  // boxes per flame graph: the widest ones
+    double flame_min_share = 0.002;  // boxes narrower than this share of the graph are left out
 };
 
 // ----- GPU utilisation over time ----------------------------------------------------------------------------
@@ -130,5 +133,31 @@ struct StepFigures {
 };
 
 StepFigures step_figures(const StepView& steps, const Limits& limits);
+
+// ----- CPU samples ------------------------------------------------------------------------------------------
+
+// One box of an icicle: a frame at `depth` (0: the process, 1: a thread, then its frames from the outermost),
+// [x, x + w) of the graph's width as shares of its samples.
+struct FlameBox {
+    std::string name;      // as shown: "work_a(long)", "spin (train.py:16)", "main (tid 4242)"
+    uint32_t depth = 0;
+    double x = 0, w = 0;
+    uint64_t samples = 0;  // sampling periods under this box
+    enum class Kind : uint8_t { Process, Thread, Native, Python } kind = Kind::Native;
+};
+
+struct FlameGraph {
+    int64_t pid = 0;
+    std::string title;     // "train.py (pid 948)"
+    uint64_t samples = 0;  // sampling periods of the process
+    uint64_t period_ns = 0;
+    size_t threads = 0;
+    uint32_t depth = 0;    // rows
+    std::vector<FlameBox> boxes;
+    size_t left_out = 0;   // boxes narrower than Limits::flame_min_share, or beyond flame_nodes
+};
+
+// Per process (the flame_processes with the most samples), its threads and their stacks (model/cpu_samples.h).
+std::vector<FlameGraph> flame_graphs(const Run& run, const Limits& limits);
 
 }  // namespace gprof::report::html

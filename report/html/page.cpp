@@ -78,6 +78,10 @@ tbody tr:hover{background:var(--neutral-bg)}
 .chart text{fill:var(--muted);font-size:11px;font-family:system-ui,sans-serif}
 .chart .series.area{stroke-width:1.2}
 .chart .series.busy{fill:var(--busy-fill);stroke:var(--busy)}
+.chart.flame rect{stroke:var(--bg);stroke-width:.5}.chart.flame text{fill:#1c2230;font-size:10.5px}
+.fl-native rect,i.fl-native{fill:#f3a76b;background:#f3a76b}.fl-python rect,i.fl-python{fill:#8fb8f0;background:#8fb8f0}
+.fl-thread rect,i.fl-thread{fill:#c9ced8;background:#c9ced8}.chart.flame g:hover rect{fill-opacity:.7}
+.flame-box{max-height:40em}
 .chart .series.mem{fill:var(--mem-fill);stroke:var(--mem)}
 .chart .series.line{fill:none;stroke-width:1.6}
 .chart .series.pool{stroke:var(--pool);stroke-dasharray:5 3}

@@ -120,6 +120,8 @@ std::string gap_tip(const IdleGap& g) {
         t += ": " + a.top_activity + " " + format_time_auto(static_cast<double>(a.top_ns));
         if (!a.range.empty()) t += ", in NVTX range '" + a.range + "'";
     }
+    if (!g.host.functions.empty()) t += "\nCPU: " + frames_text(g.host.functions);
+    if (!g.host.waits.empty()) t += "\nblocked: " + waits_text(g.host.waits);
     return escape(t);
 }
 
@@ -183,6 +185,11 @@ std::string utilisation_section(const RunPageInputs& in, const Limits& limits) {
                         escape(a.top_activity) + " " + T(static_cast<double>(a.top_ns)) +
                         (a.range.empty() ? "" : ", in NVTX range <span class=\"name\">" + escape(a.range) + "</span>");
             }
+            // What the CPU samples and OS-runtime calls say the host did meanwhile (issue 35).
+            if (!g.host.functions.empty())
+                what += std::string(what.empty() ? "" : "<br>") + "CPU: " + escape(frames_text(g.host.functions));
+            if (!g.host.waits.empty())
+                what += std::string(what.empty() ? "" : "<br>") + "blocked: " + escape(waits_text(g.host.waits));
             t.row()
                 .cell(escape("GPU " + std::to_string(g.device.device)))
                 .num(T(static_cast<double>(g.duration())), static_cast<double>(g.duration()))
@@ -208,6 +215,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     std::string title = "gprof-run: " + (root ? shorten_name(command_line(*root), 80) : std::string("run"));
     std::string body = header(in, root);
     const std::string call_sites = call_sites_section(in, limits);
+    const std::string cpu = cpu_section(in, limits);
     std::vector<std::pair<std::string, std::string>> links = {{"verdict", "Verdict"},
                                                               {"utilisation", "GPU utilisation"},
                                                               {"kernels", "Kernels"},
@@ -217,6 +225,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
                                                               {"nvtx", "NVTX"},
                                                               {"api", "API calls"}};
     if (!call_sites.empty()) links.emplace_back("callsites", "Call sites");
+    if (!cpu.empty()) links.emplace_back("cpu", "CPU samples");
     links.emplace_back("processes", "Processes and devices");
     body += nav(links);
     body += alert(recording_problems(in));
@@ -229,6 +238,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     body += nvtx_section(in, limits);
     body += api_section(in, limits);
     body += call_sites;
+    body += cpu;
     body += processes_section(in, limits);
     body += "<footer>Made by gprof-report " GPROF_VERSION
             " from the run's traces. This page holds aggregates only; the timeline (<code>gprof-report timeline "

@@ -96,6 +96,7 @@ std::string steps_section(const RunPageInputs& in, const Limits& limits);
 std::string nvtx_section(const RunPageInputs& in, const Limits& limits);
 std::string api_section(const RunPageInputs& in, const Limits& limits);
 std::string call_sites_section(const RunPageInputs& in, const Limits& limits);
+std::string cpu_section(const RunPageInputs& in, const Limits& limits);
 std::string processes_section(const RunPageInputs& in, const Limits& limits);
 
 }  // namespace gprof::report::html::run_page

@@ -278,6 +278,63 @@ std::string call_sites_section(const RunPageInputs& in, const Limits& limits) {
                    t.html() + note);
 }
 
+// Where the host's CPU time went (issue 35): an icicle per process (its threads, then their stacks from the
+// outermost frame), and the functions with the most self time.
+std::string cpu_section(const RunPageInputs& in, const Limits& limits) {
+    std::vector<FlameGraph> graphs = flame_graphs(*in.run, limits);
+    if (graphs.empty()) return "";
+    std::string s = "<div class=\"legend\"><span><i class=\"fl-native\"></i>native frame</span><span><i "
+                    "class=\"fl-python\"></i>Python frame</span><span><i class=\"fl-thread\"></i>process, "
+                    "thread</span></div>";
+    for (const FlameGraph& g : graphs) {
+        double cpu_ns = static_cast<double>(g.samples) * static_cast<double>(g.period_ns);
+        s += "<div class=\"device\"><h3>" + escape(g.title) + " <span class=\"sub\">" + count(g.samples) +
+             " samples (" + T(cpu_ns) + " of CPU time) on " + plural(g.threads, "thread", "threads") + "</span></h3>";
+        std::vector<IcicleBox> boxes;
+        boxes.reserve(g.boxes.size());
+        for (const FlameBox& b : g.boxes) {
+            const char* cls = b.kind == FlameBox::Kind::Python   ? "fl-python"
+                              : b.kind == FlameBox::Kind::Native ? "fl-native"
+                                                                 : "fl-thread";
+            double share = g.samples ? 100.0 * static_cast<double>(b.samples) / static_cast<double>(g.samples) : 0;
+            boxes.push_back({b.depth, b.x, b.w, cls, escape(b.name),
+                             escape(b.name + "\n" + std::to_string(b.samples) + " samples, " +
+                                    format_time_auto(static_cast<double>(b.samples) * static_cast<double>(g.period_ns)) +
+                                    ", " + format_fixed(share, 1) + "% of the process")});
+        }
+        s += "<div class=\"scroll flame-box\">" + icicle("CPU flame graph of " + escape(g.title), g.depth, boxes) + "</div>";
+        if (g.left_out)
+            s += "<p class=\"note\">" + count(g.left_out) + " frames narrower than " +
+                 format_fixed(100 * limits.flame_min_share, 1) +
+                 "% left out; <code>gprof-report export --format folded RUN -o stacks.folded</code> has every stack "
+                 "(flamegraph.pl, speedscope).</p>";
+        s += "</div>";
+    }
+    ReportOptions ro;
+    gprof::report::Table top = cpu_sample_sum(*in.run, ro);
+    SortableTable t;
+    t.column("Function", SortableTable::Sort::Text)
+        .column("Location", SortableTable::Sort::Text)
+        .column("Self")
+        .column("Total");
+    size_t rows = 0;
+    for (const auto& row : top.rows) {
+        if (rows++ >= limits.callsite_rows) break;
+        auto text = [&](size_t i) { return std::holds_alternative<std::string>(row[i]) ? std::get<std::string>(row[i]) : std::string(); };
+        auto num = [&](size_t i) { return std::holds_alternative<double>(row[i]) ? std::get<double>(row[i]) : 0.0; };
+        t.row()
+            .cell("<span class=\"name\">" + escape(text(0)) + "</span>")
+            .cell(escape(text(1)))
+            .num(pct(num(3)), num(3))
+            .num(pct(num(5)), num(5));
+    }
+    s += "<h3>Functions by CPU time</h3>" + t.html();
+    return section("cpu", "CPU samples",
+                   "Where the host threads spent their CPU time: each thread sampled every millisecond of its CPU time "
+                   "(native and Python frames). Boxes are as wide as the time under them; hover for figures.",
+                   s);
+}
+
 std::string processes_section(const RunPageInputs& in, const Limits& limits) {
     const Aggregate& agg = *in.aggregate;
     std::string s;

@@ -225,4 +225,30 @@ std::string bar_chart(const BarChart& ch) {
     return s;
 }
 
+std::string icicle(const std::string& aria_label, uint32_t rows, const std::vector<IcicleBox>& boxes) {
+    constexpr double kRow = 17, kCharPx = 6.6;
+    double height = kRow * std::max<uint32_t>(rows, 1) + 2;
+    std::string s = "<svg class=\"chart flame\" viewBox=\"0 0 " + c(kWidth) + " " + c(height) +
+                    "\" role=\"img\" aria-label=\"" + aria_label + "\">";
+    for (const IcicleBox& b : boxes) {
+        double x = b.x * kWidth, w = std::max(b.w * kWidth, 0.5), y = 1 + kRow * b.depth;
+        s += "<g class=\"" + b.css_class + "\"><title>" + b.tip + "</title><rect x=\"" + c(x) + "\" y=\"" + c(y) +
+             "\" width=\"" + c(w) + "\" height=\"" + c(kRow - 1) + "\"/>";
+        // The label when at least a few characters fit, cut to the box (escaped text: cut before an entity only).
+        size_t fit = w > 24 ? static_cast<size_t>((w - 6) / kCharPx) : 0;
+        if (fit >= 3 && !b.label.empty()) {
+            std::string text = b.label;
+            if (text.size() > fit) {
+                size_t cut = fit - 1;
+                size_t amp = text.rfind('&', cut);
+                if (amp != std::string::npos && text.find(';', amp) >= cut) cut = amp;
+                text = text.substr(0, cut) + "\xE2\x80\xA6";
+            }
+            s += "<text x=\"" + c(x + 3) + "\" y=\"" + c(y + kRow - 5) + "\">" + text + "</text>";
+        }
+        s += "</g>";
+    }
+    return s + "</svg>";
+}
+
 }  // namespace gprof::report::html

@@ -87,4 +87,13 @@ struct BarChart {
 };
 std::string bar_chart(const BarChart& c);
 
+// An icicle (a flame graph drawn from the top): rows of boxes, box i at row depth[i], [x, x + w) of the width as
+// shares 0..1, its CSS class, its label (escaped; drawn when the box is wide enough) and its hover text (escaped).
+struct IcicleBox {
+    uint32_t depth = 0;
+    double x = 0, w = 0;
+    std::string css_class, label, tip;
+};
+std::string icicle(const std::string& aria_label, uint32_t rows, const std::vector<IcicleBox>& boxes);
+
 }  // namespace gprof::report::html

@@ -74,6 +74,8 @@ struct BatchSink {
     void operator()(const PyFrame&) {}
     void operator()(const PyStack&) {}
     void operator()(const CallSite&) {}
+    void operator()(const CpuSample&) {}      // cpu_sample_sum reads the full model
+    void operator()(const OsRuntimeCall&) {}  // osrt_sum too
 };
 
 }  // namespace

@@ -145,6 +145,8 @@ bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
         case RecordKind::MemoryPool: start = end = r.memory_pool.timestamp; return true;
         case RecordKind::Overhead: start = r.overhead.start; end = r.overhead.end; return true;
         case RecordKind::GraphLaunch: start = r.graph_launch.start; end = r.graph_launch.end; return true;
+        case RecordKind::CpuSample: start = end = r.cpu_sample.timestamp; return true;
+        case RecordKind::OsRuntimeCall: start = r.osrt_call.start; end = r.osrt_call.end; return true;
         default: return false;
     }
 }

@@ -152,7 +152,9 @@ using PyStackFrames = std::vector<uint32_t>;
     X(Capture, captures)                                                                                       \
     X(Status, statuses)                                                                                        \
     X(Module, modules)                                                                                         \
-    X(Exec, execs)
+    X(Exec, execs)                                                                                             \
+    X(CpuSample, cpu_samples)                                                                                  \
+    X(OsRuntimeCall, osrt_calls)
 
 struct ProcessTrace {
     std::filesystem::path path;

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <string_view>
 #include <utility>
 
 #include "model/names.h"
@@ -72,6 +73,11 @@ struct DwModule {
         if (dwfl) dwfl_end(dwfl);
     }
 };
+
+// The objects the kernel maps into every process (linux-vdso.so.1, linux-gate.so.1 on 32-bit): no file on disk.
+bool is_kernel_module(const std::string& path) {
+    return path == "linux-vdso.so.1" || path == "linux-vdso64.so.1" || path == "linux-gate.so.1" || path == "[vdso]";
+}
 
 struct Cache {
     std::mutex mu;
@@ -199,7 +205,10 @@ struct Cache {
         if (it != modules.end()) return it->second.get();
         auto m = std::make_unique<DwModule>();
         m->label = base_name(path);
-        if (modules.size() < kMaxSymbolModules) {
+        if (is_kernel_module(path)) {
+            // The kernel's vDSO (clock_gettime, gettimeofday: CPU samples land there): no file to read, nothing to
+            // warn about; its frames show as linux-vdso.so.1+offset.
+        } else if (modules.size() < kMaxSymbolModules) {
             open(*m, path, build_id);
         } else if (!warned_module_cap) {
             warned_module_cap = true;
@@ -211,7 +220,7 @@ struct Cache {
 };
 
 Cache& cache() {
-    static Cache c;
+    static Cache c;  // NOLINT
     return c;
 }
 
@@ -243,7 +252,9 @@ std::vector<SourceFrame> resolve(DwModule& m, uint64_t vaddr) {
     GElf_Off sym_off = 0;
     GElf_Sym sym{};
     const char* sym_name = dwfl_module_addrinfo(m.mod, a, &sym_off, &sym, nullptr, nullptr, nullptr);
-    std::string function = sym_name ? demangle(sym_name) : std::string();
+    // A versioned symbol of a symbol table ("__libc_start_main@@GLIBC_2.34"): the function's name is before the '@'.
+    std::string function = sym_name ? demangle(std::string(sym_name).substr(0, std::string_view(sym_name).find('@')))
+                                    : std::string();
     if (m.has_dwarf) {
         const char* file = nullptr;
         int line = 0;

@@ -32,8 +32,9 @@ namespace {
 struct ReportDef {
     const char* name;
     const char* title;
-    Table (*from_aggregate)(const Aggregate&);  // exactly one of the two is set
+    Table (*from_aggregate)(const Aggregate&);  // exactly one of the three is set
     Table (*from_run)(const Run&);
+    Table (*from_run_with)(const Run&, const ReportOptions&) = nullptr;  // a report with options of its own
 };
 
 const ReportDef kReports[] = {
@@ -51,6 +52,8 @@ const ReportDef kReports[] = {
     {"nvtx_kern_sum", "NVTX Range Kernel Summary", nullptr, nvtx_kern_sum},
     {"memory", "CUDA Memory: allocations by kind, peaks, still allocated at exit", nullptr, memory_table},
     {"cuda_callsite_sum", "CUDA Call Sites (by kernel time, sync time, memcpy bytes)", nullptr, cuda_callsite_sum},
+    {"cpu_sample_sum", "CPU Samples (flat profile)", nullptr, nullptr, cpu_sample_sum},
+    {"osrt_sum", "OS Runtime Summary", nullptr, osrt_sum},
 };
 
 // nsys's names from before its 2023 rename, still in many scripts: old name -> today's (which may be one of the
@@ -70,8 +73,6 @@ const std::pair<const char*, const char*> kOldNames[] = {
 // nsys reports gprof-run cannot make, and why: asked for, they are skipped with this line (as nsys stats skips a
 // report whose data the capture lacks), so scripts that list nsys's default set still run.
 const std::pair<const char*, const char*> kUnavailable[] = {
-    {"osrt_sum", "gprof-run does not trace OS runtime calls (libc, pthread): it interposes on nothing the program "
-                 "calls besides CUDA and NVTX"},
     {"syscall_sum", "gprof-run does not trace system calls"},
     {"um_sum", "no unified-memory records: the collector does not enable CUPTI's unified-memory counters (managed "
                "allocations are in the `memory` report)"},
@@ -228,7 +229,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
 
     bool need_agg = false, need_model = false;
     for (const auto& r : reports) {
-        if (find_report(r)->from_run) need_model = true;
+        if (find_report(r)->from_run || find_report(r)->from_run_with) need_model = true;
         else need_agg = true;
     }
     Aggregate agg;
@@ -276,6 +277,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
 
     auto table_for = [&](const std::string& r) -> Table {
         const ReportDef* def = find_report(r);
+        if (def->from_run_with) return def->from_run_with(run, options);
         return def->from_run ? def->from_run(run) : def->from_aggregate(agg);
     };
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/aggregate.h"
+#include "model/cpu_samples.h"
 #include "model/names.h"
 #include "model/model.h"
 #include "output/table.h"
@@ -55,6 +56,7 @@ struct ReportOptions {
     // summary_analysis_section, so that gprof-report RUN prints what gprof-run printed); empty = none.
     std::function<std::string(const Aggregate&)> summary_analysis;
     size_t name_width = kDefaultNameWidth;  // table/markdown: names shortened to this many characters; 0 = full
+    SampleKey sample_key = SampleKey::Function;  // cpu_sample_sum: --by function|line
 };
 
 // Runs the reports over the traces and writes them to `out`. Warnings go to `err` (never into csv/json on `out`;
@@ -93,6 +95,11 @@ Table nvtx_kern_sum(const Run& run);
 // (reports/callsite_sum.cpp); the JSON form adds each row's full stack under "stack".
 Table cuda_callsite_sum(const Run& run);
 nlohmann::json callsite_report_json(const Run& run);
+
+// The host side (reports/cpu.cpp): a flat profile of the CPU samples, by function or by line (options.sample_key),
+// and nsys's summary of OS-runtime calls.
+Table cpu_sample_sum(const Run& run, const ReportOptions& options);
+Table osrt_sum(const Run& run);
 
 // The `memory` report (reports/memory.cpp): per process, device and kind of memory (model/memory.h) the
 // allocations, frees, peak and what was still allocated at the end; the allocations still alive (largest first,

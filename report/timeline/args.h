@@ -24,14 +24,14 @@ enum class ArgKey : uint8_t {
     Device, Context, Stream, Correlation, RegistersPerThread, SharedMemory, StaticSharedMemory, DynamicSharedMemory,
     BlocksPerSm, Grid, Block, GraphId, GraphNodeId, Bytes, Bandwidth, SrcMemoryKind, DstMemoryKind, PeerDevice,
     MemoryKind, Value, Event, Result, Cbid, Domain, Type, Note, NvtxCategory, Color, Payload, OverheadKind,
-    ObjectKind, ObjectId, CallSite, Stack, Count
+    ObjectKind, ObjectId, CallSite, Stack, CpuTime, Count
 };
 inline constexpr std::string_view kArgKeyNames[] = {
     "device", "context", "stream", "correlation", "registers per thread", "shared memory", "static shared memory",
     "dynamic shared memory", "blocks per SM", "grid", "block", "graph id", "graph node id", "bytes",
     "memory bandwidth (GB/s)", "src memory kind", "dst memory kind", "peer device", "memory kind", "value", "event",
     "result", "cbid", "domain", "type", "note", "category", "color", "payload", "overhead kind", "object kind",
-    "object id", "call site", "stack"};
+    "object id", "call site", "stack", "cpu time (ns)"};
 static_assert(std::size(kArgKeyNames) == static_cast<size_t>(ArgKey::Count));
 inline std::string_view arg_name(ArgKey k) { return kArgKeyNames[static_cast<size_t>(k)]; }
 
@@ -181,10 +181,20 @@ template <class Sink> void record_args(const TimelineModel& m, const Slice& s, S
         }
         case SliceSource::Analysis:
         case SliceSource::Mark:
-        case SliceSource::Capture: return;  // marks and captures carry no args (yet)
+        case SliceSource::Capture:
+        case SliceSource::OsRuntime:  // its name says it; its call site follows (visit_args)
+        case SliceSource::CpuSample: return;  // marks and captures carry no args (yet); samples: visit_instant_args
     }
 }
 
 }  // namespace detail
+
+// An instant's args: a CPU sample's CPU time and stack; nothing for the others (yet).
+template <class Sink> void visit_instant_args(const TimelineModel& m, const Instant& e, Sink& sink) {
+    if (e.source != SliceSource::CpuSample) return;
+    const auto& smp = m.process_of(m.groups[e.group]).cpu_samples[e.record];
+    sink.u(ArgKey::CpuTime, uint64_t{smp.periods} * smp.period_ns);
+    if (e.stack != kNone) sink.s(ArgKey::Stack, m.stacks[e.stack].text);
+}
 
 }  // namespace gprof::report::timeline

@@ -13,6 +13,7 @@
 #include "gprof/trace/names.h"
 #include "model/identity.h"
 #include "model/resolved_call_sites.h"
+#include "model/cpu_samples.h"
 #include "model/memory.h"
 #include "model/names.h"
 #include "timeline/model.h"
@@ -136,7 +137,8 @@ private:
 
 class Builder {
 public:
-    Builder(const Run& run, TimelineModel& m) : run_(run), m_(m), names_(m.names) {
+    Builder(const Run& run, TimelineModel& m, const ModelOptions& options)
+        : run_(run), options_(options), m_(m), names_(m.names) {
         std::map<HostKey, int64_t> index;
         for (const auto& p : run.processes) index.emplace(host_key(p.header), 0);
         int64_t i = 0;
@@ -238,6 +240,14 @@ private:
 
     void nvtx_slice(const ProcessTrace& p, uint32_t i, uint32_t track, ProcessNames& names);
 
+    void osrt_slice(const ProcessTrace& p, uint32_t i, uint32_t track, ProcessNames& names);
+
+    // The frames of a sample or a call, interned by their text: one StackText per distinct stack shown.
+    uint32_t sample_stack(const std::vector<SourceFrame>& frames);
+
+    // CPU samples: an instant on the thread's row each, named by its innermost frame, its stack in the args.
+    void cpu_samples(const ProcessTrace& p, ProcessNames& names);
+
     void marks(const ProcessTrace& p, ProcessNames& names);
 
     // CUPTI overhead: its own row in the process, lanes as needed.
@@ -272,7 +282,10 @@ private:
     static std::string counter_name(size_t row);
 
     const Run& run_;
+    const ModelOptions& options_;
     std::unique_ptr<CallSites> sites_;                          // this process's, when it has stacks
+    std::unique_ptr<SampleStacks> samples_;                     // this process's, when it has samples or calls
+    std::unordered_map<const std::vector<SourceFrame>*, uint32_t> sample_stack_ids_;  // -> TimelineModel::stacks
     std::unordered_map<const ResolvedStack*, uint32_t> stack_ids_;  // -> TimelineModel::stacks
     TimelineModel& m_;
     NameTable names_;

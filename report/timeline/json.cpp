@@ -383,6 +383,12 @@ private:
         o_.i64(e.scope == InstantScope::Thread ? tids_[e.track] : 0);
         o_.raw(",\"ts\":");
         o_.us3(e.ts);
+        if (e.source == SliceSource::CpuSample) {
+            o_.raw(",\"args\":{");
+            ArgsOut args(o_);
+            visit_instant_args(m_, e, args);
+            o_.ch('}');
+        }
         o_.ch('}');
         o_.maybe_flush();
     }

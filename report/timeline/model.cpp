@@ -59,8 +59,12 @@ void Builder::process(uint32_t index) {
     sites_.reset();
     stack_ids_.clear();
     if (!p.backtraces.empty()) sites_ = std::make_unique<CallSites>(p);
+    samples_.reset();
+    sample_stack_ids_.clear();
+    if (!p.cpu_samples.empty() || !p.osrt_calls.empty()) samples_ = std::make_unique<SampleStacks>(p);
     cpu_slices(p, names);
     marks(p, names);
+    if (options_.cpu_samples) cpu_samples(p, names);
     overheads(p, names);
     captures(p, names);
     gpu(p, index, names);
@@ -185,9 +189,9 @@ TimelineModel build_timeline_model(const Run& run, const ModelOptions& options) 
     size_t records = 0;  // an upper bound of the slices: no vector growth (copies, fresh pages) while building
     for (const auto& p : run.processes)
         records += p.api_calls.size() + p.nvtx.size() + p.overheads.size() + p.kernels.size() + p.memcpys.size() +
-                   p.memsets.size() + p.syncs.size() + p.graph_launches.size();
+                   p.memsets.size() + p.syncs.size() + p.graph_launches.size() + p.osrt_calls.size();
     m.slices.reserve(records);
-    Builder b(run, m);
+    Builder b(run, m, options);
     // Helpers (compilers, shells: quiet processes another one started) are folded as the summary folds them.
     std::vector<bool> helper = options.all_processes ? std::vector<bool>(run.processes.size(), false)
                                                      : helper_processes(run);

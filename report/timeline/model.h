@@ -12,7 +12,8 @@
 //             threads) or do not overlap at all (everything else): the lanes guarantee it.
 //   flows     launching API call -> the first GPU operation of its correlation; a cudaGraphLaunch -> each node of
 //             its graph (every op with a graph id), or -> the graph launch's slice when that stands for the work
-//   instants  NVTX marks (on their thread), capture start/stop (on the process)
+//   instants  NVTX marks and CPU samples (on their thread: a sample's name is its innermost frame, its stack the
+//             frames above), capture start/stop (on the process)
 //   counters  samples of counter tracks (memory in use per device and kind, async pools' reservation)
 // Times are ns on the run axis (ns since Run::base_realtime_ns). The model points into the Run (args are read
 // from the records when an encoder asks), so the Run must outlive it.
@@ -90,16 +91,20 @@ struct Track {
 
 // What a slice or instant was made from; `record` indexes the matching vector of its process (Analysis: into
 // TimelineModel::analysis_args; Capture and Mark: ProcessTrace::captures / nvtx).
-enum class SliceSource : uint8_t { Api, Nvtx, Kernel, Memcpy, Memset, Sync, GraphLaunch, Overhead, Analysis, Mark, Capture };
+enum class SliceSource : uint8_t {
+    Api, Nvtx, Kernel, Memcpy, Memset, Sync, GraphLaunch, Overhead, Analysis, Mark, Capture,
+    OsRuntime,  // a blocking C library call (ProcessTrace::osrt_calls), a slice on its thread
+    CpuSample,  // a CPU sample (ProcessTrace::cpu_samples), an instant on its thread
+};
 
 // Categories, one name each (kCategoryNames): Chrome "cat", Perfetto event category.
 enum class Category : uint8_t {
     CudaRuntime, CudaDriver, CudaSync, UserAnnotation, Overhead, Kernel, GpuMemcpy, GpuMemset, CudaGraph, Analysis,
-    Capture, Count
+    Capture, OsRuntime, CpuSample, Count
 };
 inline constexpr std::string_view kCategoryNames[] = {
     "cuda_runtime", "cuda_driver", "cuda_sync", "user_annotation", "overhead", "kernel", "gpu_memcpy", "gpu_memset",
-    "cuda_graph", "analysis", "capture"};
+    "cuda_graph", "analysis", "capture", "os_runtime", "cpu_sample"};
 static_assert(std::size(kCategoryNames) == static_cast<size_t>(Category::Count));
 inline std::string_view category_name(Category c) { return kCategoryNames[static_cast<size_t>(c)]; }
 
@@ -146,6 +151,7 @@ struct Instant {
     SliceSource source = SliceSource::Mark;
     Category category = Category::UserAnnotation;
     InstantScope scope = InstantScope::Thread;
+    uint32_t stack = kNone;      // index into TimelineModel::stacks: a CPU sample's frames
 };
 
 struct CounterSample {
@@ -180,7 +186,7 @@ struct TimelineModel {
     std::vector<Instant> instants;   // by group
     std::vector<CounterSample> counters;  // by group, in time order per track
     std::vector<nlohmann::json> analysis_args;  // Analysis slices' args (objects), by Slice::record
-    std::vector<StackText> stacks;   // by Slice::stack
+    std::vector<StackText> stacks;   // by Slice::stack and Instant::stack
     ModelCounts counts;
     std::vector<std::string> warnings;  // e.g. "analysis track left out: ..."
 
@@ -196,6 +202,7 @@ struct ModelOptions {
     // Draw every helper process (model/model.h helper_processes) as a process of its own; otherwise they are
     // folded into one empty group named like the summary's line ("35 helper processes ...: ptxas ×20, ...").
     bool all_processes = false;
+    bool cpu_samples = true;     // CPU samples as instants on their threads (gprof-report timeline --no-samples)
 };
 
 TimelineModel build_timeline_model(const Run& run, const ModelOptions& options = {});

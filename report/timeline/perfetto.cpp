@@ -397,6 +397,10 @@ private:
         size_t te = o_.begin(f::kTrackEvent);
         o_.uint(f::kType, kInstant);
         name_and_category(e.name, e.category);
+        if (e.source == SliceSource::CpuSample) {
+            Annotations ann(*this, false);
+            visit_instant_args(m_, e, ann);
+        }
         o_.end(te);
         interned_data();
         end_packet(pk);

@@ -24,6 +24,7 @@ namespace {
 timeline::TimelineModel model_of(const Run& run, const TimelineOptions& options) {
     timeline::ModelOptions mo;
     mo.analysis_track = options.analysis_track;
+    mo.cpu_samples = options.cpu_samples;
     mo.analysis_slices = options.analysis_slices;
     mo.all_processes = options.all_processes;
     return timeline::build_timeline_model(run, mo);

@@ -39,6 +39,7 @@ struct TimelineOptions {
                                                      // the protobuf warns above half of it (UI heap ~2 GB, 2-4x)
     bool analysis_track = true;  // an "analysis" process with the verdict, idle gaps and findings
     bool all_processes = false;  // draw each helper process (else folded into one, as in the summary)
+    bool cpu_samples = true;     // CPU samples as instants on their threads (--no-samples: without)
     // The analysis track's slices when the caller has analysed the run already (analysis_timeline_slices of its
     // result); null = analyse the run here with default options. Must outlive the write.
     const std::vector<AnalysisSlice>* analysis_slices = nullptr;

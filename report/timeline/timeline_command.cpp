@@ -23,6 +23,7 @@ struct TimelineArgs {
     bool force = false;
     bool no_analysis = false;
     bool all_processes = false;
+    bool no_samples = false;
     FilterArgs filters;
 };
 
@@ -56,6 +57,7 @@ int run_timeline(const TimelineArgs& a) {
         to.output.force = a.force;
         to.analysis_track = !a.no_analysis;
         to.all_processes = a.all_processes;
+        to.cpu_samples = !a.no_samples;
         TimelineStats st = write_timeline(run, out, to);
         for (const auto& w : st.warnings) cli_warning(w);
         if (st.slices == 0)
@@ -87,6 +89,8 @@ void register_timeline_command(CLI::App& app, int* exit_code) {
     cmd->add_flag("--all-processes", a->all_processes,
                   "Draw every helper process with no GPU or NVTX activity (compilers, shells) as a process of its own; "
                   "otherwise they are one process named like the summary's line");
+    cmd->add_flag("--no-samples", a->no_samples,
+                  "Leave out the CPU samples (an instant each on its thread, with its stack)");
     a->filters.add_to(cmd);
     cmd->callback([a, exit_code] { *exit_code = run_timeline(*a); });
 }

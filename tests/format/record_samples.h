@@ -74,10 +74,17 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     pf.line = 42; w.add(pf);
     PyStack ps; ps.id = 1; ps.frame_count = 2; ps.frames[0] = 2; ps.frames[1] = 1; w.add(ps);
     CallSite cs; cs.tid = 12345; cs.correlation = 77; cs.stack = 1; cs.py_stack = 1; w.add(cs);
+    // 1.5
+    CpuSample smp; smp.timestamp = base + 11; smp.tid = 12346; smp.ip = 0x55'5555'1240ull; smp.stack = 1; smp.py_stack = 1;
+    smp.periods = 4; smp.period_ns = 1'000'000; w.add(smp);
+    OsRuntimeCall oc; oc.start = base + 12; oc.end = base + 1'000'000'012ull; oc.tid = 12345; oc.name = w.intern("read");
+    oc.stack = 1; oc.py_stack = 0; w.add(oc);
 }
 
-inline constexpr size_t kEveryKindCount = 25;  // data records add_every_kind writes (strings aside)
-// ... of which those a writer of format 1.3 did not have: the last four;
+inline constexpr size_t kEveryKindCount = 27;  // data records add_every_kind writes (strings aside)
+// ... of which those a writer of format 1.4 did not have: the last two;
+inline constexpr size_t kEveryKindAddedIn15 = 2;
+// ... and before them those a writer of format 1.3 did not have: four more;
 inline constexpr size_t kEveryKindAddedIn14 = 4;
 // ... and before them those a writer of format 1.1 (and 1.0) did not have: two more.
 inline constexpr size_t kEveryKindAddedIn12 = 2;
@@ -172,6 +179,12 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
             break; }
         case RecordKind::CallSite: { const auto& c = r.call_site;
             o << c.tid << "," << c.correlation << "," << c.stack << "," << c.py_stack; break; }
+        case RecordKind::CpuSample: { const auto& c = r.cpu_sample;
+            o << c.timestamp << "," << c.tid << "," << c.ip << "," << c.stack << "," << c.py_stack << "," << c.periods
+              << "," << c.period_ns; break; }
+        case RecordKind::OsRuntimeCall: { const auto& c = r.osrt_call;
+            o << c.start << "," << c.end << "," << c.tid << "," << s(c.name) << "," << c.stack << "," << c.py_stack;
+            break; }
         default: o << "?"; break;
     }
     return o.str();

@@ -60,7 +60,7 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(h["clock"] == "realtime");
     CHECK(h["realtime_ns"] == 1'700'000'000'000'000'000);
     CHECK(h["run_id"] == "test-run");
-    CHECK(h["version"] == "1.4");
+    CHECK(h["version"] == "1.5");
 
     const json& k = by_kind["kernel"];
     CHECK(k["name"] == "_Z6vecAddPKfS0_Pfi");

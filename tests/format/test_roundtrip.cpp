@@ -50,12 +50,21 @@ std::vector<std::string> expected_every_kind() {
         "26:2,/home/u/train.py,Model.forward,42",
         "27:1,2,2,1",
         "28:12345,77,1,1",
+        "29:" + t(11) + ",12346," + std::to_string(0x55'5555'1240ull) + ",1,1,4,1000000",
+        "30:" + t(12) + "," + t(1'000'000'012ull) + ",12345,read,1,0",
     };
+}
+
+// What a writer of format 1.4 wrote for add_every_kind: everything but the kinds 1.5 added.
+std::vector<std::string> expected_14() {
+    auto v = expected_every_kind();
+    v.resize(v.size() - kEveryKindAddedIn15);
+    return v;
 }
 
 // What a writer of format 1.3 wrote for add_every_kind: everything but the kinds 1.4 added.
 std::vector<std::string> expected_13() {
-    auto v = expected_every_kind();
+    auto v = expected_14();
     v.resize(v.size() - kEveryKindAddedIn14);
     return v;
 }
@@ -222,16 +231,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.4 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.4.gprof was written by the first 1.4 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.5 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.5.gprof was written by the first 1.5 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.4.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.5.gprof";
     std::string now = read_bytes(path);
-    // Format 1.4 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.5 gets a golden file of its own).
+    // Format 1.5 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.6 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -285,6 +294,18 @@ TEST_CASE("a 1.2 trace still reads: Role.job and the header's boot_id, appended 
     CHECK(reader.header().boot_id.empty());
     CHECK(reader.warnings().empty());
     auto expected = expected_12();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("a 1.4 trace still reads: every record as written (1.4 had no CPU samples nor OS-runtime calls)") {
+    // golden/every_kind-1.4.gprof: the 1.4 writer's bytes for add_every_kind.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.4.gprof");
+    CHECK(reader.header().version_minor == 4);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_14();
     auto got = describe_all(reader);
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);

@@ -140,6 +140,16 @@ template <class V> constexpr void describe(V& v, PyStack& r) {
 template <class V> constexpr void describe(V& v, CallSite& r) {
     GPROF_FIELD(u, tid); GPROF_FIELD(corr, correlation); GPROF_FIELD(u, stack); GPROF_FIELD(u, py_stack);
 }
+// 1.5's kinds write their times as `u` absolute values: a reader of 1.4 skips them, and a `time` field would move
+// the chunk's delta base under it (docs/trace-format.md, "Compatibility rules").
+template <class V> constexpr void describe(V& v, CpuSample& r) {
+    GPROF_FIELD(u, timestamp); GPROF_FIELD(u, tid); GPROF_FIELD(u, ip); GPROF_FIELD(u, stack);
+    GPROF_FIELD(u, py_stack); GPROF_FIELD(u, periods); GPROF_FIELD(u, period_ns);
+}
+template <class V> constexpr void describe(V& v, OsRuntimeCall& r) {
+    GPROF_FIELD(u, start); GPROF_FIELD(end, end, r.start); GPROF_FIELD(u, tid); GPROF_FIELD(str, name);
+    GPROF_FIELD(u, stack); GPROF_FIELD(u, py_stack);
+}
 
 // The Header record (kind 1). H is HeaderInfo when writing and the reader's decoded form when reading; the clock
 // fields are flattened (clock.clock is written as "clock", clock.trace_ns as "trace_ns", ...).

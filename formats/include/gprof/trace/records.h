@@ -25,7 +25,10 @@ inline constexpr uint16_t kFormatMajor = 1;
 // 1.4: call sites, interned: record kinds Stack (25: a native call stack), PyFrame (26: one Python code location),
 //      PyStack (27: a Python call stack) and CallSite (28: the stacks of one API call). Backtrace (16) is no longer
 //      written by the collector; readers still read it.
-inline constexpr uint16_t kFormatMinor = 4;
+// 1.5: CPU sampling and OS-runtime calls: record kinds CpuSample (29: where one thread was on the CPU, with the CPU
+//      time the sample stands for) and OsRuntimeCall (30: a blocking libc call that lasted at least the threshold),
+//      both naming Stack and PyStack records as CallSite does.
+inline constexpr uint16_t kFormatMinor = 5;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
@@ -82,7 +85,9 @@ using StringId = uint32_t;
     X(Stack, 25, stack, "stack")                                   /* a distinct native call stack */           \
     X(PyFrame, 26, py_frame, "py_frame")                           /* a distinct Python file:line:function */   \
     X(PyStack, 27, py_stack, "py_stack")                           /* a distinct Python call stack */           \
-    X(CallSite, 28, call_site, "call_site")                        /* the stacks an API call was made from */
+    X(CallSite, 28, call_site, "call_site")                        /* the stacks an API call was made from */    \
+    X(CpuSample, 29, cpu_sample, "cpu_sample")                     /* a thread's stack, sampled on CPU time */   \
+    X(OsRuntimeCall, 30, osrt_call, "osrt_call")                   /* a blocking libc call (nsys's osrt) */
 
 enum class RecordKind : uint8_t {
     Header = 1,  // always the first record of a file
@@ -478,6 +483,32 @@ struct CallSite {
     uint32_t correlation = 0;  // the ApiCall's correlation id
     uint32_t stack = 0;        // Stack id; 0: no native stack
     uint32_t py_stack = 0;     // PyStack id; 0: not a Python thread, or no Python frame
+};
+
+// CPU sampling (1.5). Each thread of the process is sampled on its own CPU time (a timer per thread, one sampling
+// period of its CPU time apart): a sample says where the thread was when `periods` more periods of its CPU time had
+// passed (more than 1 when the kernel could not fire the timer at every period: it checks at its tick). ip is the
+// instruction the thread was executing (not a return address: symbolise it as it is); stack holds the return
+// addresses above it, innermost first, and py_stack its Python frames (both interned as for call sites; 0: none).
+struct CpuSample {
+    Timestamp timestamp = 0;
+    uint64_t tid = 0;
+    uint64_t ip = 0;
+    uint32_t stack = 0;
+    uint32_t py_stack = 0;
+    uint32_t periods = 1;     // sampling periods this sample stands for (its weight)
+    uint32_t period_ns = 0;   // the sampling period: 1e9 / the sampling frequency
+};
+
+// One call into the C library that blocked for at least the collector's threshold (nsys's OS runtime trace:
+// read, poll, nanosleep, pthread_mutex_lock, ...). stack/py_stack: its call site, for a call that lasted at least
+// the backtrace threshold (0 otherwise).
+struct OsRuntimeCall {
+    Timestamp start = 0, end = 0;
+    uint64_t tid = 0;
+    StringId name = 0;  // the function as the program called it: "read", "pthread_cond_wait", ...
+    uint32_t stack = 0;
+    uint32_t py_stack = 0;
 };
 
 // ----- per-kind traits derived from the list -------------------------------------------------------------
