@@ -25,7 +25,7 @@
 #include "base/clock.h"
 #include "cupti/call_stacks.h"
 #include "cupti/session.h"
-#include "cupti/unwind.h"
+#include "stacks/unwind.h"
 #include "pipeline/pipeline.h"
 #include "standin_bench.h"
 #include "trace_fixture.h"
@@ -33,6 +33,7 @@
 using namespace gprof;
 using namespace gprof::collector;
 using namespace gprof::collector::cupti;
+using namespace gprof::collector::stacks;
 using namespace gprof::bench;
 
 namespace {

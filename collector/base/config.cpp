@@ -32,9 +32,24 @@ Config parse_config(EnvLookup lookup) {
         if (env::parse_trace(v, t)) {
             c.trace_cuda = t.cuda;
             c.trace_nvtx = t.nvtx;
+            c.trace_osrt = t.osrt;
         } else {
-            bad(env::kTrace, v, "expected a comma list of cuda, nvtx, or none");
+            bad(env::kTrace, v, "expected a comma list of cuda, nvtx, osrt, or none");
         }
+    }
+    if (const char* v = lookup(env::kSample); v && *v) {
+        if (!env::parse_sample(v, c.sample)) expected(env::kSample, v, env::kSampleExpected);
+    }
+    if (const char* v = lookup(env::kSamplingFrequency); v && *v) {
+        if (!env::parse_sampling_frequency(v, c.sampling_frequency))
+            expected(env::kSamplingFrequency, v, env::kSamplingFrequencyExpected);
+    }
+    if (const char* v = lookup(env::kOsrtThreshold); v && *v) {
+        if (!env::parse_nanoseconds(v, c.osrt_threshold_ns)) expected(env::kOsrtThreshold, v, "nanoseconds");
+    }
+    if (const char* v = lookup(env::kOsrtBacktraceThreshold); v && *v) {
+        if (!env::parse_nanoseconds(v, c.osrt_backtrace_threshold_ns))
+            expected(env::kOsrtBacktraceThreshold, v, "nanoseconds");
     }
 
     if (const char* v = lookup(env::kBacktrace); v && *v) {

@@ -27,6 +27,11 @@ struct Config {
     std::string run_id;           // GPROF_RUN_ID
     bool trace_cuda = true;       // GPROF_TRACE contains "cuda"
     bool trace_nvtx = true;       // GPROF_TRACE contains "nvtx"
+    bool trace_osrt = true;       // GPROF_TRACE contains "osrt"
+    uint64_t osrt_threshold_ns = env::kDefaultOsrtThresholdNs;                     // GPROF_OSRT_THRESHOLD
+    uint64_t osrt_backtrace_threshold_ns = env::kDefaultOsrtBacktraceThresholdNs;  // GPROF_OSRT_BACKTRACE_THRESHOLD
+    bool sample = true;           // GPROF_SAMPLE: process-tree (true) or none
+    uint32_t sampling_frequency = env::kDefaultSamplingFrequency;  // GPROF_SAMPLING_FREQUENCY, Hz
     // Call sites (issue 18): frames per native stack, 0 = off. GPROF_BACKTRACE ("1" -> kDefaultBacktraceDepth, else
     // 1..64), or kDefaultBacktraceDepth when only GPROF_CUDABACKTRACE switches them on.
     uint32_t backtrace_depth = 0;

@@ -168,6 +168,37 @@ int open_high(const char* path, int flags, mode_t mode) noexcept {
     return moved_high(fd, l, room.raised());
 }
 
+void create_high(void (*make)(void*), void* ctx) noexcept {
+    Limit l = read_limit();
+    // Where the made descriptors go: just above the soft limit when the hard limit leaves room for three more (the
+    // trace's number is the soft limit itself), else the highest free numbers below the place (top()).
+    bool above = l.room_above && (l.now.rlim_max == RLIM_INFINITY || l.now.rlim_cur + 3 <= l.now.rlim_max);
+    rlimit raised{l.now.rlim_cur + 3, l.now.rlim_max};
+    above = above && ::setrlimit(RLIMIT_NOFILE, &raised) == 0;
+    int fill_below = above ? static_cast<int>(l.now.rlim_cur) : l.top() - 3;
+    int held[kHighestPlace];
+    int n = 0;
+    int base = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (base >= 0 && base < fill_below) {
+        held[n++] = base;
+        // Each dup takes the lowest free number: the holes below fill_below, in order.
+        while (n < kHighestPlace) {
+            int fd = ::fcntl(base, F_DUPFD_CLOEXEC, 0);
+            if (fd < 0) break;  // EMFILE: every number the limit allows is taken
+            if (fd >= fill_below) {
+                close_own(fd);
+                break;
+            }
+            held[n++] = fd;
+        }
+    } else if (base >= 0) {
+        close_own(base);
+    }
+    make(ctx);
+    for (int i = 0; i < n; ++i) close_own(held[i]);
+    if (above) ::setrlimit(RLIMIT_NOFILE, &l.now);  // back as the program had it
+}
+
 int adopt(int fd) noexcept {
     if (fd < 0) return -1;
     struct stat st {};

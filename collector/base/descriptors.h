@@ -51,6 +51,14 @@ int place_high(int fd) noexcept;
 // (when the hard limit leaves room above it).
 int open_high(const char* path, int flags, mode_t mode = 0) noexcept;
 
+// Runs make(ctx), which creates descriptors a library keeps for good and numbers itself (libunwind's
+// memory-validation pipe, made on its first unwind: it writes to those numbers for as long as the process lives), so
+// that they land out of the program's way as place_high() would put them: meanwhile every free number below that
+// place is held by a placeholder (and the soft limit raised by three when the hard limit allows: the numbers just
+// above the trace's). For the start of a process (one thread): a descriptor another thread opens meanwhile lands high
+// too. Costs one dup and one close per free number below the place (at most kHighestPlace).
+void create_high(void (*make)(void*), void* ctx) noexcept;
+
 // ---- the table ----
 
 // Enters `fd` (a descriptor of ours) in the table; returns its slot, or -1 when the table is full (the descriptor is

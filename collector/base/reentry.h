@@ -30,3 +30,26 @@ private:
 };
 
 }  // namespace gprof::collector
+
+namespace gprof::collector {
+
+// The calling thread is doing the collector's own work: one of its threads (the writer, the finisher, the exit
+// watchdogs, threads CUPTI starts while the collector sets it up), or the session's start and end on a thread of
+// the program. The OS-runtime trace leaves the calls made meanwhile out (they are not the program's), and a thread
+// created meanwhile is the collector's: it is neither sampled nor traced. Static TLS (initial-exec), so a signal
+// handler or an interposed call may read it.
+__attribute__((tls_model("initial-exec"))) inline thread_local bool t_own_work = false;
+
+// Marks the calling thread's own work for a scope (nests).
+class OwnWork {
+public:
+    OwnWork() noexcept : previous_(t_own_work) { t_own_work = true; }
+    ~OwnWork() { t_own_work = previous_; }
+    OwnWork(const OwnWork&) = delete;
+    OwnWork& operator=(const OwnWork&) = delete;
+
+private:
+    bool previous_;
+};
+
+}  // namespace gprof::collector

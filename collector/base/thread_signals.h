@@ -12,8 +12,12 @@ namespace gprof::collector::signals {
 inline constexpr int kTerminationSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU};
 inline constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
-// Blocks the termination signals in the calling thread for its scope, so that a thread created inside it (ours)
-// inherits the mask; the previous mask is back afterwards.
+// The CPU sampler's signal (collector/sampling/sampler.h): sent by a thread's CPU-time timer to that thread only.
+inline constexpr int kSamplingSignal = SIGPROF;
+
+// Blocks the termination signals and the sampling signal in the calling thread for its scope, so that a thread
+// created inside it (ours) inherits the mask (it is then neither handed the program's signals nor sampled); the
+// previous mask is back afterwards.
 class BlockTermination {
 public:
     BlockTermination() noexcept;

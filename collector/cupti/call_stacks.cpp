@@ -12,35 +12,18 @@
 #include <string>
 #include <string_view>
 
-#include "cupti/unwind.h"
 #include "gprof/trace/cuda_modules.h"
+#include "stacks/stack_table.h"
+#include "stacks/unwind.h"
 #include "pipeline/pipeline.h"
 
 namespace gprof::collector::cupti {
-
-struct CallSites::Entry {
-    uint64_t hash;
-    uint32_t count;
-    uint32_t pad;
-    uint64_t frames[1];  // options_.depth of them (the entry is allocated that long)
-};
 
 namespace {
 
 // Frames unwound beyond the depth kept: room for the collector's, CUPTI's, the driver's and the runtime's own frames
 // between the callback and the program's call (9-14 seen on an H100 with CUDA 13.0, issue 18's torch-backtrace run).
 constexpr uint32_t kInternalFrameRoom = 40;
-
-uint64_t hash_frames(const uint64_t* frames, uint32_t count) {
-    // Per frame a multiply-xorshift; distinct stacks differ in at least one return address.
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ count;
-    for (uint32_t i = 0; i < count; ++i) {
-        h ^= frames[i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        h *= 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-    }
-    return h ? h : 1;
-}
 
 // By file name (gprof/trace/cuda_modules.h): CUPTI, the driver, the CUDA runtime and NVIDIA's libraries are
 // internal; the C library's are passed over between internal frames.
@@ -58,26 +41,12 @@ void CallSites::configure(const Options& options) {
     options_ = options;
     if (options_.depth == 0 || options_.depth > trace::kMaxBacktraceFrames) options_.depth = trace::kMaxBacktraceFrames;
     if (options_.max_stacks == 0) options_.max_stacks = 1;
-    uint64_t slots = 2;
-    while (slots < 2ull * options_.max_stacks) slots <<= 1;
-    // calloc: the pages are touched only as slots fill.
-    slots_ = static_cast<std::atomic<uint32_t>*>(std::calloc(slots, sizeof(std::atomic<uint32_t>)));
-    if (!slots_) return;
-    mask_ = static_cast<uint32_t>(slots - 1);
-    chunks_.assign((options_.max_stacks + kEntriesPerChunk - 1) / kEntriesPerChunk, nullptr);
-    next_id_ = 1;
+    stacks::table().configure(options_.max_stacks);
+    configured_ = true;
     rescan_modules();
 }
 
-size_t CallSites::entry_bytes() const noexcept {
-    return offsetof(Entry, frames) + sizeof(uint64_t) * options_.depth;
-}
-
-CallSites::Entry* CallSites::entry(uint32_t id) const noexcept {
-    uint32_t index = id - 1;
-    uint8_t* chunk = chunks_[index / kEntriesPerChunk];
-    return reinterpret_cast<Entry*>(chunk + static_cast<size_t>(index % kEntriesPerChunk) * entry_bytes());
-}
+uint32_t CallSites::max_stacks() const { return stacks::table().max_stacks(); }
 
 void CallSites::rescan_modules() noexcept {
     try {
@@ -86,7 +55,7 @@ void CallSites::rescan_modules() noexcept {
             std::vector<Range>* out;
             uintptr_t markers[2];
             unsigned long long adds = 0, subs = 0;
-        } ctx{&next->sorted, {reinterpret_cast<uintptr_t>(&hash_frames),
+        } ctx{&next->sorted, {reinterpret_cast<uintptr_t>(&internal_by_name),
                               reinterpret_cast<uintptr_t>(options_.cupti_address)}};
         dl_iterate_phdr(
             [](dl_phdr_info* info, size_t, void* data) -> int {
@@ -191,9 +160,9 @@ uint32_t CallSites::leading_internal_frames(const uintptr_t* raw, uint32_t count
 }
 
 uint32_t CallSites::capture(Pipeline& pipeline) noexcept {
-    if (!slots_) return 0;
-    uintptr_t raw[kMaxUnwindFrames];
-    uint32_t n = unwind_stack(raw, options_.depth + kInternalFrameRoom);
+    if (!configured_) return 0;
+    uintptr_t raw[stacks::kMaxUnwindFrames];
+    uint32_t n = stacks::unwind_stack(raw, options_.depth + kInternalFrameRoom);
     uint32_t skip = leading_internal_frames(raw, n);
     if (skip >= n) {
         no_program_frame_.fetch_add(1, std::memory_order_relaxed);
@@ -206,73 +175,28 @@ uint32_t CallSites::capture(Pipeline& pipeline) noexcept {
 }
 
 uint32_t CallSites::intern(const uint64_t* frames, uint32_t count, Pipeline& pipeline) noexcept {
-    if (!slots_ || count == 0) return 0;
+    if (!configured_ || count == 0) return 0;
     if (count > options_.depth) count = options_.depth;
-    uint64_t h = hash_frames(frames, count);
-    size_t frame_bytes = sizeof(uint64_t) * count;
-    auto probe = [&](uint32_t& slot) -> uint32_t {
-        for (slot = static_cast<uint32_t>(h) & mask_;; slot = (slot + 1) & mask_) {
-            uint32_t id = slots_[slot].load(std::memory_order_acquire);
-            if (id == 0) return 0;
-            const Entry* e = entry(id);
-            if (e->hash == h && e->count == count && std::memcmp(e->frames, frames, frame_bytes) == 0) return id;
-        }
-    };
-    uint32_t slot = 0;
-    if (uint32_t id = probe(slot)) return id;  // the common case: a known stack, no lock
-
-    try {
-        std::lock_guard<std::mutex> lock(insert_mutex_);
-        if (uint32_t id = probe(slot)) return id;  // inserted by another thread meanwhile
-        if (next_id_ > options_.max_stacks) {
+    stacks::InternResult result;
+    uint32_t id = stacks::table().intern(frames, count, pipeline, &result);
+    switch (result) {
+        case stacks::InternResult::Added: stacks_.fetch_add(1, std::memory_order_relaxed); break;
+        case stacks::InternResult::TableFull:
             table_full_.fetch_add(1, std::memory_order_relaxed);
             if (!full_said_.exchange(true))
                 pipeline.post_status(trace::Component::Cupti, trace::StatusLevel::Warning, 0,
-                                     "call-site table full at " + std::to_string(options_.max_stacks) +
+                                     "call-site table full at " + std::to_string(max_stacks()) +
                                          " distinct stacks: calls from further new stacks are recorded without "
                                          "their stack (stack 0), counted in a Status at the end");
-            return 0;
-        }
-        uint32_t id = next_id_;
-        uint8_t*& chunk = chunks_[(id - 1) / kEntriesPerChunk];
-        if (!chunk) {
-            chunk = static_cast<uint8_t*>(std::malloc(entry_bytes() * kEntriesPerChunk));
-            if (!chunk) {
-                post_refused_.fetch_add(1, std::memory_order_relaxed);
-                return 0;
-            }
-        }
-        Entry* e = entry(id);
-        e->hash = h;
-        e->count = count;
-        std::memcpy(e->frames, frames, frame_bytes);
-        trace::Stack record;
-        record.id = id;
-        record.frame_count = count;
-        std::memcpy(record.frames, frames, frame_bytes);
-        // Posted before the id is published: every CallSite naming it is queued after it.
-        if (!pipeline.post_stack(record)) {
-            post_refused_.fetch_add(1, std::memory_order_relaxed);
-            return 0;
-        }
-        ++next_id_;
-        slots_[slot].store(id, std::memory_order_release);
-        stacks_.fetch_add(1, std::memory_order_relaxed);
-        return id;
-    } catch (...) {
-        post_refused_.fetch_add(1, std::memory_order_relaxed);
-        return 0;
+            break;
+        case stacks::InternResult::Refused: post_refused_.fetch_add(1, std::memory_order_relaxed); break;
+        default: break;
     }
+    return id;
 }
 
 void CallSites::reset(bool after_fork) noexcept {
-    if (after_fork) {
-        new (&insert_mutex_) std::mutex();
-        new (&ranges_mutex_) std::mutex();
-    }
-    std::unique_lock<std::mutex> lock(insert_mutex_);
-    for (uint32_t i = 0; slots_ && i <= mask_; ++i) slots_[i].store(0, std::memory_order_relaxed);
-    next_id_ = 1;
+    if (after_fork) new (&ranges_mutex_) std::mutex();
     stacks_.store(0);
     table_full_.store(0);
     no_program_frame_.store(0);

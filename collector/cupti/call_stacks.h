@@ -12,14 +12,11 @@
 // cudart is code of the program image itself: its frames cannot be told apart by address and are kept (the report
 // drops them by symbol name).
 //
-// The table of distinct stacks is bounded (SessionOptions::max_stacks, 65536 by default): a call whose new stack
-// finds the table full gets a CallSite with stack 0, and such calls are counted and reported (a Warning Status at
-// the first and the total at the end), never dropped silently.
-//
-// Threads: lookups of known stacks take no lock (an open-addressing table of published ids, frames compared
-// exactly); inserting a new stack takes one mutex, under which its Stack record is posted before its id is
-// published, so no CallSite naming an id can reach the pipeline before the Stack record. Nothing here runs in a
-// signal handler. fork: reset() in the child (fresh ids for its new trace); also on a new pipeline (exec failure).
+// The stacks themselves are interned in the process's one table (stacks/stack_table.h, shared with CPU samples):
+// bounded (SessionOptions::max_stacks, 65536 by default); a call whose new stack finds the table full gets a
+// CallSite with stack 0, and such calls are counted and reported (a Warning Status at the first and the total at
+// the end), never dropped silently. Nothing here runs in a signal handler. fork: reset() in the child; the table
+// starts afresh for every new trace by itself.
 #pragma once
 
 #include <atomic>
@@ -46,10 +43,10 @@ public:
         const void* cupti_address = nullptr;
     };
 
-    // Allocates the table (slots: 2 x max_stacks rounded up to a power of two, 4 bytes each, touched lazily) and
-    // reads the module ranges. Not thread-safe against capture(); call before callbacks can reach capture().
+    // Sizes the process's stack table (its first configuration wins) and reads the module ranges. Not thread-safe
+    // against capture(); call before callbacks can reach capture().
     void configure(const Options& options);
-    bool configured() const { return slots_ != nullptr; }
+    bool configured() const { return configured_; }
 
     // On the application's thread, in an API exit callback: unwinds, cuts, interns. Returns the Stack id (posted to
     // `pipeline` the first time), or 0 when no frame of the program was found or the table could not take a new
@@ -63,22 +60,20 @@ public:
     // frame of the program, the ones up to the last internal frame.
     uint32_t leading_internal_frames(const uintptr_t* raw, uint32_t count) noexcept;
 
-    // A new trace (forked child, exec failure): ids start again at 1, every stack is written again. after_fork: the
-    // child has only the forking thread, so no capture() runs concurrently, and the mutexes (perhaps held by a
-    // parent thread) are made anew. Otherwise (a failed exec, the process goes on) the insert mutex is taken; a
-    // lookup racing the reset on another thread may still return an id of the old trace (the window is the reset
-    // itself, during a failed exec).
+    // A new trace (forked child, exec failure): the counters start again (the stack table resets itself for a new
+    // trace). after_fork: the child has only the forking thread, so the mutex (perhaps held by a parent thread) is
+    // made anew.
     void reset(bool after_fork) noexcept;
 
     struct Counters {
-        uint64_t stacks = 0;          // distinct stacks written
+        uint64_t stacks = 0;          // distinct stacks this side added to the table
         uint64_t table_full = 0;      // calls given stack 0 because the table was full
         uint64_t no_program_frame = 0;// calls whose frames were all the collector's/CUPTI's/driver's/runtime's
         uint64_t post_refused = 0;    // new stacks the pipeline's queue refused (the call got stack 0)
         uint64_t module_rescans = 0;  // times the module ranges were read again
     };
     Counters counters() const;
-    uint32_t max_stacks() const { return options_.max_stacks; }
+    uint32_t max_stacks() const;
 
 private:
     struct Range {
@@ -92,26 +87,18 @@ private:
         std::vector<Range> sorted;
         unsigned long long adds = 0, subs = 0;
     };
-    struct Entry;
 
     // Range::Kind, or -1: in no known object.
     int classify(const Ranges& r, uintptr_t pc) const noexcept;
     void rescan_modules() noexcept;
     bool modules_changed(const Ranges& r) const noexcept;
-    Entry* entry(uint32_t id) const noexcept;
-    size_t entry_bytes() const noexcept;
 
     Options options_;
     std::atomic<const Ranges*> ranges_{nullptr};
     std::mutex ranges_mutex_;                       // one rescan at a time (try_lock on the app's threads)
     std::vector<std::unique_ptr<Ranges>> old_ranges_;  // kept: a reader may still hold one (bounded by dlopens)
 
-    std::atomic<uint32_t>* slots_ = nullptr;  // open addressing by hash; 0 empty, else a Stack id
-    uint32_t mask_ = 0;
-    static constexpr uint32_t kEntriesPerChunk = 1024;
-    std::vector<uint8_t*> chunks_;            // entries (id - 1) / kEntriesPerChunk; sized at configure()
-    std::mutex insert_mutex_;
-    uint32_t next_id_ = 1;                    // under insert_mutex_
+    bool configured_ = false;
 
     std::atomic<uint64_t> stacks_{0}, table_full_{0}, no_program_frame_{0}, post_refused_{0}, rescans_{0};
     std::atomic<bool> full_said_{false};

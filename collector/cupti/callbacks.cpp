@@ -11,8 +11,8 @@
 #include "base/clock.h"
 #include "cupti/api_calls.h"
 #include "cupti/probes.h"
-#include "cupti/unwind.h"
 #include "process/process_info.h"
+#include "stacks/unwind.h"
 #include "gprof/trace/runtime_driver_calls.h"
 #include "python/python_stack.h"
 
@@ -102,7 +102,7 @@ void Session::start_call_sites(Pipeline& pipeline) {
     pipeline.add_periodic_hook(call_site_report_hook, this);
     status(StatusLevel::Info, 0,
            "call sites on (at API exit) for " + call_site_filter_text(options_.call_sites) + "; depth " +
-               std::to_string(co.depth) + " frames, unwinder " + unwinder_name() + ", at most " +
+               std::to_string(co.depth) + " frames, unwinder " + stacks::unwinder_name() + ", at most " +
                std::to_string(co.max_stacks) + " distinct stacks");
 }
 

@@ -15,7 +15,6 @@
 #include "cupti/api_calls.h"
 #include "cupti/buffers.h"
 #include "cupti/probes.h"
-#include "cupti/unwind.h"
 #include "process/process_info.h"
 
 namespace gprof::collector::cupti {

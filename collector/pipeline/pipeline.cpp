@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.h"
 
+#include "base/reentry.h"
+
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -410,6 +412,7 @@ void Pipeline::drain_queue(std::deque<Message>& batch) {
 }
 
 void Pipeline::run() {
+    t_own_work = true;  // the writer's own I/O is no OS-runtime call of the program
     writer_tid_.store(static_cast<uint64_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);
     log::debug("writer thread started (flush every {} ms)", options_.flush_ms);
     std::deque<Message> batch;

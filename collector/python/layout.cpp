@@ -11,7 +11,7 @@ namespace {
 
 // x86-64 and aarch64 (LP64), release builds with the GIL (not Py_DEBUG, not free-threaded): the builds the walk
 // supports. Each row from the version's headers; the tests compare them with offsetof() of every version found.
-Layout make(unsigned minor) {
+constexpr Layout make(unsigned minor) {
     Layout l;
     l.major = 3;
     l.minor = minor;
@@ -34,6 +34,7 @@ Layout make(unsigned minor) {
         l.frame_code = 32;
         l.frame_instr = 56;  // prev_instr: the instruction executing (a CALL while the C function runs)
         l.frame_owner = 69;
+        l.tstate_datastack_chunk = 296;
         l.code_filename = 112;
         l.code_name = 120;
         l.code_qualname = 128;
@@ -49,6 +50,7 @@ Layout make(unsigned minor) {
         l.frame_instr = 56;
         l.frame_owner = 70;
         l.owner_cstack = 3;
+        l.tstate_datastack_chunk = 232;
         l.code_filename = 112;
         l.code_name = 120;
         l.code_qualname = 128;
@@ -63,6 +65,7 @@ Layout make(unsigned minor) {
         l.frame_instr = 56;
         l.frame_owner = 70;
         l.owner_cstack = 3;
+        l.tstate_datastack_chunk = 232;
         l.code_filename = 112;
         l.code_name = 120;
         l.code_qualname = 128;
@@ -76,7 +79,8 @@ Layout make(unsigned minor) {
     return l;
 }
 
-const Layout kLayouts[] = {make(10), make(11), make(12), make(13)};
+// constexpr: constant-initialised, so it is there before any constructor runs (the collector's may ask at load).
+constexpr Layout kLayouts[] = {make(10), make(11), make(12), make(13)};
 
 void* symbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 

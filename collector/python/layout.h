@@ -32,6 +32,9 @@ struct Layout {
     ptrdiff_t frame_instr = 0;     // f_lasti (int, 3.10) / prev_instr (3.11, 3.12) / instr_ptr (3.13)
     ptrdiff_t frame_owner = -1;    // owner (char), 3.11+; -1: none
     int owner_cstack = -1;         // FRAME_OWNED_BY_CSTACK (3.12+: the C entry's shim frame), -1: none
+    // 3.11+: tstate->datastack_chunk, the newest of the chunks (_PyStackChunk: previous at 0, size at 8, frames from
+    // 24) that hold the thread's own frames. The sampler follows a thread-owned frame only inside one of them.
+    ptrdiff_t tstate_datastack_chunk = -1;
     ptrdiff_t code_filename = 0;
     ptrdiff_t code_name = 0;
     ptrdiff_t code_qualname = -1;  // 3.11+

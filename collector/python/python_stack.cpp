@@ -255,7 +255,80 @@ void say_once(Pipeline& pipeline, bool& said, const char* message) {
     pipeline.post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0, message);
 }
 
+void ensure_at_fork() {
+    static std::once_flag at_fork;
+    std::call_once(at_fork, [] { pthread_atfork(before_fork, after_fork_parent, after_fork_child); });
+}
+
+// The tables for `pipeline`'s trace, under the held mutex; false when they cannot be allocated.
+bool tables_for(State& s, Pipeline& pipeline) {
+    const TraceKey key{&pipeline};
+    if (s.owner != key) s.reset_for(key);
+    return s.by_offset.ready() && s.by_line.ready() && s.stacks.ready();
+}
+
+uint32_t cut_marker(State& s, Pipeline& pipeline) {
+    if (s.cut_marker == 0)
+        s.cut_marker = post_frame(pipeline, s.next_frame++, "", "[outer Python frames cut: stack deeper than 64 frames]", 0);
+    return s.cut_marker;
+}
+
+constexpr const char* kFramesFull =
+    "Python stacks: the table of 16384 code locations is full; calls from new locations get no Python stack "
+    "(counted)";
+constexpr const char* kStacksFull =
+    "Python stacks: the stack table is full (16384 stacks or 262144 frame ids); calls from new stacks get no "
+    "Python stack (counted)";
+
 }  // namespace
+
+uint32_t intern_python_location(Pipeline& pipeline, const RawFrame& where, uint32_t line, std::string_view file,
+                                std::string_view function) noexcept {
+    try {
+        ensure_at_fork();
+        State& s = state();
+        std::lock_guard lock(s.mutex);
+        if (!tables_for(s, pipeline)) return 0;
+        Location on{where.code, where.file, where.name, static_cast<int32_t>(line)};
+        LocationTable::Slot* line_slot;
+        uint32_t id = s.by_line.find(on, &line_slot);
+        if (id) return id;
+        if (!line_slot) {
+            s.frames_full.fetch_add(1, std::memory_order_relaxed);
+            say_once(pipeline, s.said_frames_full, kFramesFull);
+            return 0;
+        }
+        id = post_frame(pipeline, s.next_frame++, std::string(file.empty() ? "?" : file),
+                        std::string(function.empty() ? "?" : function), line);
+        s.by_line.put(line_slot, on, id);
+        return id;
+    } catch (...) {
+        return 0;
+    }
+}
+
+uint32_t intern_python_stack(Pipeline& pipeline, const uint32_t* frame_ids, uint32_t count, bool cut) noexcept {
+    if (count == 0) return 0;
+    try {
+        ensure_at_fork();
+        State& s = state();
+        std::lock_guard lock(s.mutex);
+        if (!tables_for(s, pipeline)) return 0;
+        uint32_t ids[kMaxFrames];
+        uint32_t n = count < kMaxFrames ? count : kMaxFrames;
+        if (cut && n == kMaxFrames) n = kMaxFrames - 1;
+        std::copy(frame_ids, frame_ids + n, ids);
+        if (cut) ids[n++] = cut_marker(s, pipeline);
+        uint32_t id = stack_id(s, pipeline, ids, n);
+        if (id == 0) {
+            s.stacks_full.fetch_add(1, std::memory_order_relaxed);
+            say_once(pipeline, s.said_stacks_full, kStacksFull);
+        }
+        return id;
+    } catch (...) {
+        return 0;
+    }
+}
 
 uint32_t current_python_stack(Pipeline& pipeline) noexcept {
     const Detection& d = detect();
@@ -297,36 +370,27 @@ uint32_t current_python_stack(Pipeline& pipeline) noexcept {
         return memo->id;
     }
     try {
-        static std::once_flag at_fork;
-        std::call_once(at_fork, [] { pthread_atfork(before_fork, after_fork_parent, after_fork_child); });
+        ensure_at_fork();
         std::lock_guard lock(s.mutex);
-        if (s.owner != key) s.reset_for(key);
-        if (!s.by_offset.ready() || !s.by_line.ready() || !s.stacks.ready()) return 0;
+        if (!tables_for(s, pipeline)) return 0;
         uint32_t ids[kMaxFrames];
         for (size_t i = 0; i < n; ++i) {
             ids[i] = frame_id(s, in, pipeline, raw[i]);
             if (ids[i] == 0) {
                 s.frames_full.fetch_add(1, std::memory_order_relaxed);
-                say_once(pipeline, s.said_frames_full,
-                         "Python stacks: the table of 16384 code locations is full; calls from new locations get no "
-                         "Python stack (counted)");
+                say_once(pipeline, s.said_frames_full, kFramesFull);
                 return 0;
             }
         }
         uint32_t count = static_cast<uint32_t>(n);
         if (more) {
-            if (s.cut_marker == 0)
-                s.cut_marker = post_frame(pipeline, s.next_frame++, "",
-                                          "[outer Python frames cut: stack deeper than 64 frames]", 0);
-            ids[count++] = s.cut_marker;
+            ids[count++] = cut_marker(s, pipeline);
             s.truncated.fetch_add(1, std::memory_order_relaxed);
         }
         uint32_t id = stack_id(s, pipeline, ids, count);
         if (id == 0) {
             s.stacks_full.fetch_add(1, std::memory_order_relaxed);
-            say_once(pipeline, s.said_stacks_full,
-                     "Python stacks: the stack table is full (16384 stacks or 262144 frame ids); calls from new "
-                     "stacks get no Python stack (counted)");
+            say_once(pipeline, s.said_stacks_full, kStacksFull);
             return 0;
         }
         s.captured.fetch_add(1, std::memory_order_relaxed);

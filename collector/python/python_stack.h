@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "python/walk.h"
 
 namespace gprof::collector {
 class Pipeline;
@@ -20,6 +23,16 @@ namespace gprof::collector::python {
 // Python is not available. New PyFrame and PyStack records are posted to `pipeline` before the id is returned.
 // Any thread; never throws. In a process without CPython the cost after the first call is one load and a branch.
 uint32_t current_python_stack(Pipeline& pipeline) noexcept;
+
+// For CPU samples and OS-runtime calls (sampling/): a location read earlier in a signal handler (its texts and line
+// copied there, while the code object was alive), interned on the writer thread into the same tables as call sites'
+// (the same PyFrame ids). `where` is the frame as read (code, file and name objects: the identity); returns the PyFrame
+// id, 0 when the table is full (counted and said as for call sites).
+uint32_t intern_python_location(Pipeline& pipeline, const RawFrame& where, uint32_t line, std::string_view file,
+                                std::string_view function) noexcept;
+// A stack of PyFrame ids (innermost first; `cut`: deeper than the record holds, the outermost frames left out):
+// its PyStack id, 0 when the table is full.
+uint32_t intern_python_stack(Pipeline& pipeline, const uint32_t* frame_ids, uint32_t count, bool cut) noexcept;
 
 // Capacities of the tables (per trace).
 inline constexpr uint32_t kMaxPyFrames = 1u << 14;       // distinct (code object, line) locations

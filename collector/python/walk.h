@@ -30,7 +30,20 @@ inline constexpr size_t kMaxVisited = 4096;
 // frames beyond those returned. Returns the count (0: no Python frame).
 size_t walk_frames(const Interpreter& in, const void* tstate, RawFrame* out, size_t max, bool& more) noexcept;
 
+// The same walk for a signal handler on the thread itself, which may have stopped it at any instruction (CPU
+// sampling): the chain may be half updated there. A frame the thread owns is followed only when it lies inside one of
+// the thread's data-stack chunks (3.11+: tstate->datastack_chunk and its predecessors), so a frame popped from a chunk
+// that is being freed is never read; a generator's frame lives in its generator object, alive while it runs. 3.10's
+// frames are heap objects the interpreter links before it makes them current and unlinks before freeing them.
+// Async-signal-safe: reads only, no call into the interpreter.
+size_t walk_frames_interrupted(const Interpreter& in, const void* tstate, RawFrame* out, size_t max,
+                               bool& more) noexcept;
+
 // The text of a str object (UTF-8), at most max_bytes; false when `str` is not a compact str.
 bool read_str(const Interpreter& in, const void* str, std::string& out, size_t max_bytes = 4096);
+
+// The same into out[0..capacity) without allocating (async-signal-safe): the bytes written (a character that does not
+// fit whole is left out), or SIZE_MAX when `str` is not a compact str.
+size_t read_str_into(const Interpreter& in, const void* str, char* out, size_t capacity) noexcept;
 
 }  // namespace gprof::collector::python

@@ -36,6 +36,12 @@
 #include "nvtx/session_hooks.h"
 #include "nvtx/stream.h"
 #include "pipeline/pipeline.h"
+#include "sampling/drain.h"
+#include "sampling/osrt.h"
+#include "sampling/sampler.h"
+#include "sampling/threads.h"
+#include "stacks/stack_table.h"
+#include "stacks/unwind.h"
 
 namespace gprof::collector {
 
@@ -239,6 +245,11 @@ void add_recorders(State& s, const CaptureWindow::Options& window) {
     process->file = s.file;
     s.pipeline->add_periodic_hook(nvtx::Recorder::hook, recorder, /*also_on_nudge=*/true);
     s.pipeline->add_periodic_hook(ProcessRecorder::hook, process);
+    if (s.config.sample || s.config.trace_osrt) {
+        // CPU samples and OS-runtime calls: read from the threads' rings every period (sampling/drain.h).
+        stacks::table().configure(s.config.call_site_max_stacks);
+        s.pipeline->add_periodic_hook(sampling::Drain::hook, new sampling::Drain(*s.pipeline));
+    }
     s.pipeline->add_periodic_hook(self_report_hook, s.pipeline);  // after the NVTX drain: its final figures
     s.recorder = recorder;
     s.process = process;
@@ -282,6 +293,36 @@ void open_capture_window(State& s, const CaptureWindow::Options& window) {
     }
 }
 
+// CPU sampling and the OS-runtime trace, once the signals are in place. Both need the collector preloaded: the
+// sampler keeps the program's SIGPROF disposition through the sigaction interposer, and the OS-runtime calls are
+// interposed functions. Otherwise one Status line says why there are none.
+void start_sampling(State& s) {
+    Pipeline* pipeline = s.pipeline;
+    // Samples, OS-runtime call sites and CUDA call sites unwind: the unwinder's first use now, its descriptors out of
+    // the program's way (stacks/unwind.h).
+    if (s.config.sample || s.config.trace_osrt || s.config.backtrace_depth > 0) stacks::init_unwinder();
+    if (s.config.sample) {
+        if (signals::take_sampling_signal(&sampling::on_signal)) {
+            sampling::SamplerOptions so;
+            so.frequency_hz = s.config.sampling_frequency;
+            sampling::start(so);
+            pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Info, 0,
+                                  "CPU sampling on: every thread at " + std::to_string(s.config.sampling_frequency) +
+                                      " Hz of its CPU time (SIGPROF, a CPU-time timer per thread)");
+        } else {
+            pipeline->post_status(tr::Component::Collector, tr::StatusLevel::Warning, 0,
+                                  "CPU sampling off: it needs the collector preloaded (gprof-run does this) and SIGPROF "
+                                  "not ignored by the program");
+        }
+    }
+    if (s.config.trace_osrt) {
+        sampling::OsrtOptions oo;
+        oo.threshold_ns = s.config.osrt_threshold_ns;
+        oo.backtrace_threshold_ns = s.config.osrt_backtrace_threshold_ns;
+        sampling::start_osrt(oo);
+    }
+}
+
 }  // namespace
 
 void session_detail::ensure_started_locked() {
@@ -290,6 +331,7 @@ void session_detail::ensure_started_locked() {
     if (s.active || s.inactive) return;
     g_child_pending.store(false);
 
+    OwnWork own;  // the session's own files and threads are not the program's
     int64_t pid = ::getpid();
     if (s.config.inactive_for(pid)) {
         stay_inactive(s);
@@ -308,6 +350,7 @@ void session_detail::ensure_started_locked() {
         g_pipeline.store(s.pipeline, std::memory_order_release);
         g_session_pid.store(pid, std::memory_order_release);
         signals::install(end_by_signal);
+        start_sampling(s);
         log::debug("tracing pid {} into {}", pid, s.path);
     } catch (...) {
         log::warn("collector start failed (out of memory?); this process is not recorded");
@@ -329,6 +372,9 @@ void on_fork_child() {
     g_pipeline.store(nullptr);
     g_session_pid.store(0);
     signals::reset_after_fork();
+    sampling::reset_after_fork();  // the parent's timers are gone; only this thread's slot is left, emptied
+    sampling::reset_threads_after_fork();
+    sampling::reset_osrt_after_fork();
     forget_notes();
     s.pipeline = nullptr;  // leaked with its writer: destroying it would write
     s.recorder = nullptr;
@@ -379,6 +425,7 @@ template <class Fn> bool run_with_watchdog(std::chrono::milliseconds limit, Fn f
         {
             signals::BlockTermination blocked;  // inherited by the helper: a signal for the program never lands on it
             t = std::thread([shared, fn]() mutable {
+                t_own_work = true;
                 try {
                     fn();
                 } catch (...) {
@@ -506,6 +553,7 @@ void wait_for_end() noexcept {
 
 void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(void* ctx, Pipeline& pipeline),
                                     void* ctx) noexcept {
+    OwnWork own;  // the end's own calls (and its wait for another thread's end) are the collector's, not timed
     if (g_shutdown_done.exchange(true)) return wait_for_end();
     t_finishing = true;
     struct EndMark {
@@ -558,6 +606,9 @@ void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(
             }
         }
         if (before_end) before_end(ctx, *pipeline);
+        // Nothing sampled or traced after this point: the last drain (the final hooks) reads what there is.
+        sampling::stop();
+        sampling::stop_osrt();
         capture_window().close_at_exit(clock::now());
         uint32_t end_signal = cause == EndCause::Signal ? static_cast<uint32_t>(sig) : 0u;
         bool finished = run_with_watchdog(limit, [pipeline, end_signal] { pipeline->finish(end_signal); });
@@ -578,6 +629,7 @@ void end_by_signal(int sig) { finish_session(EndCause::Signal, sig, nullptr, nul
 int session_initialize_injection() noexcept {
     ReentryGuard guard(t_busy);
     if (!guard.entered()) return 1;
+    OwnWork own;  // CUPTI's loading and its threads are the collector's
     try {
         Pipeline* pipeline = nullptr;
         Config config;

@@ -15,6 +15,7 @@
 
 #include "session/process_session.h"
 #include "pipeline/pipeline.h"
+#include "base/reentry.h"
 
 extern "C" int __sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
@@ -26,6 +27,14 @@ bool is_termination(int sig) {
     for (int s : kTerminationSignals)
         if (s == sig) return true;
     return false;
+}
+
+std::atomic<SampleHandler> g_on_sample{nullptr};
+
+// The signals whose disposition is kept here as the program set it: the termination signals and, while the sampler
+// has it, the sampling signal.
+bool is_kept(int sig) {
+    return is_termination(sig) || (sig == kSamplingSignal && g_on_sample.load(std::memory_order_acquire));
 }
 
 // ---- the program's own dispositions of the termination signals (a seqlock per signal) ----
@@ -53,7 +62,9 @@ struct sigaction load_program(int sig) {
 }
 
 void store_program(int sig, const struct sigaction& act) {
-    // Signals blocked: a handler of this thread can never find the copy half done (it would spin for ever).
+    // Signals blocked: a handler of this thread can never find the copy half done (it would spin for ever). Our own
+    // mask change: the sampler does not stop this thread's timer for it.
+    OwnWork own;
     sigset_t all, previous;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &previous);
@@ -70,12 +81,15 @@ bool is_default(const struct sigaction& a) { return reinterpret_cast<void*>(a.sa
 bool is_ignore(const struct sigaction& a) { return reinterpret_cast<void*>(a.sa_handler) == reinterpret_cast<void*>(SIG_IGN); }
 
 void on_termination(int sig, siginfo_t* info, void* context);
+void on_sampling_signal(int sig, siginfo_t* info, void* context);
 
-// What the kernel gets for the program's disposition `program`.
-struct sigaction kernel_action_for(const struct sigaction& program) {
+// What the kernel gets for the program's disposition `program` of `sig`.
+struct sigaction kernel_action_for(int sig, const struct sigaction& program) {
+    // An ignored signal stays ignored in the kernel (so an exec'd program inherits it ignored, as without us): an
+    // ignored SIGPROF samples nothing.
     if (is_ignore(program)) return program;
     struct sigaction k {};
-    k.sa_sigaction = on_termination;
+    k.sa_sigaction = sig == kSamplingSignal ? on_sampling_signal : on_termination;
     if (is_default(program)) {
         k.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&k.sa_mask);
@@ -107,6 +121,7 @@ long futex(std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* 
 }
 
 void finisher_main() {
+    t_own_work = true;  // the collector's thread: its calls are not the program's OS-runtime calls
     while (g_request.load(std::memory_order_acquire) == 0) futex(g_request, FUTEX_WAIT, 0);
     int sig = g_ending_signal.load(std::memory_order_acquire);
     if (EndBySignal end = g_end.load(std::memory_order_acquire); end && sig > 0) end(sig);
@@ -151,7 +166,7 @@ void on_termination(int sig, siginfo_t* info, void* context) {
             dfl.sa_handler = SIG_DFL;
             sigemptyset(&dfl.sa_mask);
             store_program(sig, dfl);
-            struct sigaction k = kernel_action_for(dfl);
+            struct sigaction k = kernel_action_for(sig, dfl);
             __sigaction(sig, &k, nullptr);
         }
         errno = saved_errno;
@@ -168,6 +183,13 @@ void on_termination(int sig, siginfo_t* info, void* context) {
     // Pending while this handler runs (the signal is blocked in it); delivered with the default action on return.
     ::raise(sig);
     errno = saved_errno;
+}
+
+void on_sampling_signal(int sig, siginfo_t* info, void* context) {
+    if (SampleHandler on_sample = g_on_sample.load(std::memory_order_acquire); on_sample && on_sample(info, context))
+        return;
+    // The program's own SIGPROF (its setitimer, a kill): what its disposition says.
+    on_termination(sig, info, context);
 }
 
 // ---- fatal signals ----
@@ -219,7 +241,7 @@ void take_termination_signals() {
             store_program(sig, current);
         }
         // (Already ours in a forked child: the recorded disposition came with the fork.)
-        struct sigaction k = kernel_action_for(load_program(sig));
+        struct sigaction k = kernel_action_for(sig, load_program(sig));
         if (__sigaction(sig, &k, nullptr) == 0) g_taken[sig].store(true, std::memory_order_release);
     }
 }
@@ -258,12 +280,32 @@ void reset_after_fork() noexcept {
     g_in_fatal.store(false);
 }
 
+bool take_sampling_signal(SampleHandler on_sample) noexcept {
+    if (!g_interposed.load(std::memory_order_acquire) || !on_sample) return false;
+    const int sig = kSamplingSignal;
+    struct sigaction current {};
+    if (__sigaction(sig, nullptr, &current) != 0) return false;
+    if (!(current.sa_flags & SA_SIGINFO) || current.sa_sigaction != on_sampling_signal) {
+        // First time in this image: what the kernel holds is the program's (or inherited: SIG_IGN survives exec).
+        store_program(sig, current);
+    }
+    if (is_ignore(load_program(sig))) return false;  // SIGPROF ignored (inherited so): kept ignored, not sampled
+    g_on_sample.store(on_sample, std::memory_order_release);
+    struct sigaction k = kernel_action_for(sig, load_program(sig));
+    if (__sigaction(sig, &k, nullptr) != 0) {
+        g_on_sample.store(nullptr, std::memory_order_release);
+        return false;
+    }
+    g_taken[sig].store(true, std::memory_order_release);
+    return true;
+}
+
 int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept {
-    if (sig <= 0 || sig >= NSIG || !is_termination(sig) || !g_taken[sig].load(std::memory_order_acquire))
+    if (sig <= 0 || sig >= NSIG || !is_kept(sig) || !g_taken[sig].load(std::memory_order_acquire))
         return __sigaction(sig, act, old);
     struct sigaction previous = load_program(sig);
     if (act) {
-        struct sigaction k = kernel_action_for(*act);
+        struct sigaction k = kernel_action_for(sig, *act);
         if (__sigaction(sig, &k, nullptr) != 0) return -1;  // errno from the kernel (EINVAL, EFAULT)
         store_program(sig, *act);
     }

@@ -43,6 +43,15 @@ void set_interposed(bool interposed) noexcept;
 // Idempotent; call again in a forked child's new session.
 void install(EndBySignal end) noexcept;
 
+// The sampling signal (SIGPROF), taken like a termination signal: the kernel gets our handler, which first asks
+// `on_sample` (the CPU sampler: true when the signal was one of its timers'), and otherwise does what the program's
+// own disposition says (its handler, ignore, or the default action, which ends the process: the trace is finished
+// first); the program reads back its own disposition. Only when interposed, and not when the program ignores SIGPROF
+// (an exec'd program must inherit it ignored): false then, and nothing is sampled.
+// Call after install().
+using SampleHandler = bool (*)(siginfo_t* info, void* ucontext);
+bool take_sampling_signal(SampleHandler on_sample) noexcept;
+
 // In a forked child, before its session starts: the parent's finisher thread does not exist here.
 void reset_after_fork() noexcept;
 

@@ -1,6 +1,7 @@
 #include "gprof/env/values.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace gprof::env {
 namespace {
@@ -29,13 +30,14 @@ bool parse_count(std::string_view text, uint64_t& out) {
 }
 
 bool parse_trace(std::string_view text, TraceSelection& out) {
-    TraceSelection s{false, false};
+    TraceSelection s{false, false, false};
     while (!text.empty()) {
         size_t comma = text.find(',');
         std::string_view item = trim(text.substr(0, comma));
         text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
         if (item == "cuda") s.cuda = true;
         else if (item == "nvtx") s.nvtx = true;
+        else if (item == "osrt") s.osrt = true;
         else if (item != "none" && !item.empty()) return false;
     }
     out = s;
@@ -43,11 +45,33 @@ bool parse_trace(std::string_view text, TraceSelection& out) {
 }
 
 std::string trace_text(TraceSelection selection) {
-    // cuda before nvtx, as the collector lists them.
-    if (selection.cuda && selection.nvtx) return "cuda,nvtx";
-    if (selection.cuda) return "cuda";
-    if (selection.nvtx) return "nvtx";
-    return "none";
+    // cuda, nvtx, osrt: the order the collector lists them in.
+    std::string out;
+    for (auto [on, name] : {std::pair{selection.cuda, "cuda"}, {selection.nvtx, "nvtx"}, {selection.osrt, "osrt"}})
+        if (on) out += (out.empty() ? "" : ",") + std::string(name);
+    return out.empty() ? "none" : out;
+}
+
+bool parse_sample(std::string_view text, bool& on) {
+    text = trim(text);
+    if (text == "process-tree") on = true;
+    else if (text == "none") on = false;
+    else return false;
+    return true;
+}
+
+bool parse_sampling_frequency(std::string_view text, uint32_t& hz) {
+    uint64_t n = 0;
+    if (!parse_count(trim(text), n) || n < kMinSamplingFrequency || n > kMaxSamplingFrequency) return false;
+    hz = static_cast<uint32_t>(n);
+    return true;
+}
+
+bool parse_nanoseconds(std::string_view text, uint64_t& ns) {
+    uint64_t n = 0;
+    if (!parse_count(trim(text), n) || n > (uint64_t{1} << 40)) return false;  // up to ~18 minutes
+    ns = n;
+    return true;
 }
 
 bool parse_backtrace(std::string_view text, uint32_t& depth) {

@@ -38,6 +38,10 @@ std::vector<EnvChange> collector_environment(const LaunchOptions& o, const std::
     c.push_back({e::kTrace, o.trace});
     c.push_back({e::kBacktrace, o.backtrace});
     c.push_back({e::kCudaBacktrace, o.cudabacktrace});
+    c.push_back({e::kSample, o.sample});
+    c.push_back({e::kSamplingFrequency, o.sampling_frequency});
+    c.push_back({e::kOsrtThreshold, o.osrt_threshold});
+    c.push_back({e::kOsrtBacktraceThreshold, o.osrt_backtrace_threshold});
     c.push_back({e::kCaptureRange, o.capture_range});
     c.push_back({e::kCaptureRangeEnd, o.capture_range_end});
     c.push_back({e::kCudaGraphTrace, o.cuda_graph_trace});

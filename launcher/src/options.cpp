@@ -7,6 +7,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "end_of_run/outputs.h"
 #include "gprof/env/cuda_backtrace.h"
@@ -63,7 +64,7 @@ struct TraceName {
 const TraceName kTraceNames[] = {
     {"cuda", "cuda"},     {"nvtx", "nvtx"},         {"cuda-sw", "cuda"},     {"cublas", "cuda"},
     {"cublas-verbose", "cuda"}, {"cudnn", "cuda"},  {"cusolver", "cuda"},    {"cusolver-verbose", "cuda"},
-    {"cusparse", "cuda"}, {"cusparse-verbose", "cuda"}, {"openacc", "cuda"}, {"osrt", ""},
+    {"cusparse", "cuda"}, {"cusparse-verbose", "cuda"}, {"openacc", "cuda"}, {"osrt", "osrt"},
     {"opengl", ""},       {"opengl-annotations", ""}, {"cudla", ""},         {"cudla-verbose", ""},
     {"openmp", ""},       {"mpi", ""},              {"ucx", ""},             {"oshmem", ""},
     {"nccl", ""},         {"nvvideo", ""},          {"python-gil", ""},      {"gds", ""},
@@ -107,19 +108,20 @@ std::string check_trace(std::string_view text, std::string& normalised, std::str
         const std::string& typo = unknown.front();
         std::string hint = gprof::report::did_you_mean(typo, names);
         return "--trace: unknown item '" + typo + "'" + (hint.empty() ? "" : hint) +
-               " (gprof-run records cuda and nvtx; nsys's other -t names are taken and noted)";
+               " (gprof-run records cuda, nvtx and osrt; nsys's other -t names are taken and noted)";
     }
     if (none && (!records.empty() || !unrecorded.empty()))
         return "--trace: 'none' cannot be combined with other items";
     auto has = [&records](const char* k) { return std::find(records.begin(), records.end(), k) != records.end(); };
-    normalised = gprof::env::trace_text({has("cuda"), has("nvtx")});
+    normalised = gprof::env::trace_text({has("cuda"), has("nvtx"), has("osrt")});
     note.clear();
     auto list = [](const std::vector<std::string>& v) {
         std::string out;
         for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
         return out;
     };
-    if (!unrecorded.empty()) note = "--trace: " + list(unrecorded) + " not recorded (gprof-run records cuda and nvtx)";
+    if (!unrecorded.empty())
+        note = "--trace: " + list(unrecorded) + " not recorded (gprof-run records cuda, nvtx and osrt)";
     if (!note.empty()) note += "; recording " + normalised;
     return {};
 }
@@ -131,7 +133,8 @@ std::string fold_switch_values(std::vector<std::string>& args, const std::vector
                                              "--delay", "-d", "--duration", "--kernel-filter", "--summary",
                                              "--log-file", "--timeline", "--wait-children", "--log-level",
                                              "--export", "--timeunit", "--cuda-api", "--cudabacktrace", "-s",
-                                             "--sample", "--sampling-frequency"};
+                                             "--sample", "--sampling-frequency", "--osrt-threshold",
+                                             "--osrt-backtrace-threshold"};
     std::vector<std::string> out;
     size_t i = 0;
     for (; i < args.size(); ++i) {
@@ -158,6 +161,23 @@ std::string fold_switch_values(std::vector<std::string>& args, const std::vector
     out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
     args = std::move(out);
     return {};
+}
+
+std::string check_sample(std::string_view text, std::string& normalised, std::string& note) {
+    note.clear();
+    bool on = false;
+    if (gprof::env::parse_sample(text, on)) {
+        normalised = on ? "process-tree" : "none";
+        return "";
+    }
+    if (text == "cpu" || text == "system-wide") {
+        normalised = "process-tree";
+        note = "--sample: " + std::string(text) + " taken as process-tree" +
+               (text == "system-wide" ? " (gprof-run samples the traced processes, not the whole system)" : "");
+        return "";
+    }
+    return "--sample: '" + std::string(text) + "' is not " + gprof::env::kSampleExpected +
+           gprof::report::did_you_mean(std::string(text), {"process-tree", "system-wide", "cpu", "none"});
 }
 
 std::string check_capture_range(std::string_view text) {
@@ -234,7 +254,8 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     app.add_option("-o,--output", output,
                    "Run directory: traces, timeline.json, summary.txt and report.html (default: gprof-<app>-<date>-<time>)")
         ->type_name("DIR");
-    app.add_option("-t,--trace", trace, "What to record: cuda, nvtx, cuda,nvtx (default) or none")
+    app.add_option("-t,--trace", trace, "What to record: a comma list of cuda, nvtx, osrt (OS-runtime calls: "
+                                        "blocking C library calls); default cuda,nvtx,osrt; or none")
         ->type_name("LIST");
     app.add_flag("--backtrace", backtrace,
                  "Record a call stack with each CUDA API call; --backtrace=DEPTH for 1-64 frames");
@@ -244,6 +265,22 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
                    "other, each with an optional :THRESHOLD_NS (default 80000: calls that take at least that long), "
                    "or none; depth from --backtrace=DEPTH, else 16 frames")
         ->type_name("KIND[:NS],...");
+    std::string sample, sampling_frequency, osrt_threshold, osrt_backtrace_threshold;
+    app.add_option("-s,--sample", sample,
+                   "CPU sampling of every thread of every traced process, native and Python frames: process-tree "
+                   "(default) or none")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->type_name("process-tree|none");
+    app.add_option("--sampling-frequency", sampling_frequency,
+                   "CPU samples per second of each thread's CPU time, 100-8000 (default 1000)")
+        ->type_name("HZ");
+    app.add_option("--osrt-threshold", osrt_threshold,
+                   "With --trace osrt: record the blocking C library calls that last at least NS nanoseconds "
+                   "(default 1000)")
+        ->type_name("NS");
+    app.add_option("--osrt-backtrace-threshold", osrt_backtrace_threshold,
+                   "With --trace osrt: a call that lasts at least NS nanoseconds gets its call site (default 80000)")
+        ->type_name("NS");
     app.add_option("-c,--capture-range", capture,
                    "none (default), cudaProfilerApi, nvtx:NAME[@DOMAIN], or nvtx with -p: record CUDA activity only "
                    "inside that range (NVTX ranges are all recorded)")
@@ -311,15 +348,6 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         ->allow_extra_args(false)
         ->type_name("FORMAT");
     // nsys habits, taken so that an nsys command line runs (docs/launcher.md says what each does here).
-    std::string sample, sampling_frequency;
-    app.add_option("-s,--sample", sample,
-                   "nsys's CPU sampling: process-tree, system-wide or none. gprof-run does not sample the CPU yet: "
-                   "none is what it does, the others are noted and record nothing more")
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
-        ->type_name("MODE");
-    app.add_option("--sampling-frequency", sampling_frequency,
-                   "nsys's CPU sampling rate in Hz (100-8000); checked, used once CPU sampling exists")
-        ->type_name("HZ");
     app.add_flag("-w,--show-output", show_output,
                  "nsys's -w true|false: the program's output is always shown (gprof-run never touches it)");
     app.add_flag("--cuda-memory-usage", cuda_memory_usage,
@@ -412,22 +440,6 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     }
     for (const auto& [name, yes] : leave_out)
         if (yes) o.left_out.insert(name);
-    if (app.count("--sample")) {
-        if (sample != "process-tree" && sample != "system-wide" && sample != "none")
-            return fail("--sample: '" + sample + "' is not process-tree, system-wide or none" +
-                        gprof::report::did_you_mean(sample, {"process-tree", "system-wide", "none"}));
-        o.sample = sample;
-        if (sample != "none")
-            result.notes.push_back("--sample " + sample + ": gprof-run does not sample the CPU yet; nothing is sampled");
-    }
-    if (app.count("--sampling-frequency")) {
-        uint64_t hz = 0;
-        if (!gprof::env::parse_count(sampling_frequency, hz) || hz < 100 || hz > 8000)
-            return fail("--sampling-frequency: '" + sampling_frequency + "' is not a rate from 100 to 8000 Hz");
-        o.sampling_frequency_hz = static_cast<unsigned>(hz);
-        if (o.sample.value_or("none") == "none")
-            result.notes.push_back("--sampling-frequency: gprof-run does not sample the CPU yet; nothing is sampled");
-    }
     if (!show_output_given)
         result.notes.push_back("--show-output false: gprof-run never touches the program's output; it is shown");
     if (!memory_usage_given)
@@ -449,6 +461,32 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         std::string why = gprof::env::parse_cuda_backtrace(cudabacktrace, spec);
         if (!why.empty()) return fail("--cudabacktrace=" + cudabacktrace + ": " + why);
         o.cudabacktrace = cudabacktrace;
+    }
+    if (app.count("--sample")) {
+        std::string normalised, note;
+        if (auto e = check_sample(sample, normalised, note); !e.empty()) return fail(e);
+        o.sample = normalised;
+        if (!note.empty()) result.notes.push_back(note);
+    }
+    if (app.count("--sampling-frequency")) {
+        uint32_t hz = 0;
+        if (!gprof::env::parse_sampling_frequency(sampling_frequency, hz))
+            return fail("--sampling-frequency: '" + sampling_frequency + "' is not " +
+                        gprof::env::kSamplingFrequencyExpected);
+        if (o.sample == "none")
+            result.notes.push_back("--sampling-frequency with --sample none: nothing is sampled");
+        o.sampling_frequency = std::to_string(hz);
+    }
+    for (auto [name, text, into] : {std::tuple{"--osrt-threshold", &osrt_threshold, &o.osrt_threshold},
+                                    {"--osrt-backtrace-threshold", &osrt_backtrace_threshold,
+                                     &o.osrt_backtrace_threshold}}) {
+        if (!app.count(name)) continue;
+        uint64_t ns = 0;
+        if (!gprof::env::parse_nanoseconds(*text, ns))
+            return fail(std::string(name) + ": '" + *text + "' is not a number of nanoseconds");
+        if (o.trace.find("osrt") == std::string::npos)
+            result.notes.push_back(std::string(name) + " without osrt in --trace: no OS-runtime calls are recorded");
+        *into = std::to_string(ns);
     }
     if (app.count("--nvtx-capture")) {
         if (!app.count("--capture-range") || (capture != "nvtx" && capture.rfind("nvtx:", 0) != 0))

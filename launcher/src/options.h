@@ -16,9 +16,13 @@ enum class SummaryChoice { None, Brief, Full };
 
 struct LaunchOptions {
     std::optional<std::string> output;        // -o pattern, unexpanded; nullopt: default name in the cwd
-    std::string trace = "cuda,nvtx";          // normalised comma list, or "none"
+    std::string trace = "cuda,nvtx,osrt";     // normalised comma list, or "none"
     std::optional<std::string> backtrace;     // GPROF_BACKTRACE value: "1" (default depth) or a depth 1..64
     std::optional<std::string> cudabacktrace; // GPROF_CUDABACKTRACE: nsys's --cudabacktrace value, checked
+    std::optional<std::string> sample;        // GPROF_SAMPLE: process-tree | none (-s; nsys's cpu taken as process-tree)
+    std::optional<std::string> sampling_frequency;     // GPROF_SAMPLING_FREQUENCY, checked, as typed
+    std::optional<std::string> osrt_threshold;         // GPROF_OSRT_THRESHOLD (ns), checked, as typed
+    std::optional<std::string> osrt_backtrace_threshold;  // GPROF_OSRT_BACKTRACE_THRESHOLD (ns), checked, as typed
     std::optional<std::string> capture_range; // validated, as the collector takes it: cudaProfilerApi, nvtx:NAME[@DOMAIN]
     std::optional<std::string> capture_range_end;  // stop | repeat | repeat:N | none (nsys's *-shutdown forms mapped)
     std::optional<std::string> cuda_graph_trace;   // node | graph
@@ -39,11 +43,6 @@ struct LaunchOptions {
     bool stats = false;                       // --stats=true: nsys's report tables after the run
     std::vector<std::string> exports;         // --export: sqlite, json (each once), after the run
     std::string timeunit;                     // --timeunit for the --stats tables, as typed ("" = ns)
-    // nsys's CPU sampling options, parsed and checked now so that CPU sampling (issue 35) only has to act on them:
-    // -s/--sample process-tree|system-wide|none and --sampling-frequency HZ. Until then a note says nothing is
-    // sampled (nothing to say for -s none).
-    std::optional<std::string> sample;
-    std::optional<unsigned> sampling_frequency_hz;
     std::vector<std::string> command;         // app and its arguments, untouched
     bool check = false;                       // --check: is this machine ready (check.h); the app is optional then
 };
@@ -72,6 +71,9 @@ struct SwitchSpelling {
 };
 std::string fold_switch_values(std::vector<std::string>& args, const std::vector<SwitchSpelling>& switches);
 std::string check_capture_range(std::string_view text);
+// -s/--sample: nsys's values. process-tree and none as they are; cpu (nsys's older spelling) and system-wide (gprof-run
+// samples the traced processes only) are taken as process-tree, said in `note`.
+std::string check_sample(std::string_view text, std::string& normalised, std::string& note);
 // --capture-range-end: `normalised` gets the collector's form; `note` says how an nsys form was taken.
 std::string check_capture_range_end(std::string_view text, std::string& normalised, std::string& note);
 std::string check_seconds(std::string_view text, bool allow_zero);

@@ -12,7 +12,9 @@ const std::vector<std::string> kVars = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION
                                         "GPROF_CAPTURE_RANGE", "GPROF_DELAY_SEC", "GPROF_DURATION_SEC",
                                         "GPROF_NO_CHILDREN", "GPROF_ROOT_PID", "GPROF_LOG_LEVEL",
                                         "GPROF_FLUSH_MS", "GPROF_CAPTURE_RANGE_END", "GPROF_CUDA_GRAPH_TRACE",
-                                        "GPROF_CUDA_NESTED_DRIVER_CALLS"};
+                                        "GPROF_CUDA_NESTED_DRIVER_CALLS", "GPROF_SAMPLE",
+                                        "GPROF_SAMPLING_FREQUENCY", "GPROF_OSRT_THRESHOLD",
+                                        "GPROF_OSRT_BACKTRACE_THRESHOLD"};
 std::map<std::string, std::string> app_env(const std::vector<std::string>& options, const fs::path& cwd,
                                            Spec spec = {}) {
     std::vector<std::string> args = options;
@@ -35,10 +37,11 @@ TEST_CASE("the collector is injected three ways and configured for the run", "[l
     CHECK(env["LD_PRELOAD"] == lib);
     CHECK(env["GPROF_OUTPUT_DIR"] == (tmp.path() / "run").string());
     CHECK(env["GPROF_RUN_ID"].size() == 32);
-    CHECK(env["GPROF_TRACE"] == "cuda,nvtx");
+    CHECK(env["GPROF_TRACE"] == "cuda,nvtx,osrt");
     for (const char* unset : {"GPROF_BACKTRACE", "GPROF_CAPTURE_RANGE", "GPROF_DELAY_SEC", "GPROF_DURATION_SEC",
                               "GPROF_NO_CHILDREN", "GPROF_ROOT_PID", "GPROF_LOG_LEVEL", "GPROF_CAPTURE_RANGE_END",
-                              "GPROF_CUDA_GRAPH_TRACE", "GPROF_CUDA_NESTED_DRIVER_CALLS"}) {
+                              "GPROF_CUDA_GRAPH_TRACE", "GPROF_CUDA_NESTED_DRIVER_CALLS", "GPROF_SAMPLE",
+                              "GPROF_SAMPLING_FREQUENCY", "GPROF_OSRT_THRESHOLD", "GPROF_OSRT_BACKTRACE_THRESHOLD"}) {
         INFO(unset);
         CHECK(env[unset] == "(unset)");
     }
@@ -67,6 +70,17 @@ TEST_CASE("options become the collector's variables", "[launcher][env]") {
     CHECK(env["GPROF_ROOT_PID"] == env["pid"]);  // the app's own pid
 }
 
+TEST_CASE("sampling and OS-runtime options become the collector's variables (issue 35)", "[launcher][env]") {
+    gprof::testing::TempDir tmp;
+    auto env = app_env({"-o", "run", "-s", "none", "--sampling-frequency", "2000", "--osrt-threshold", "5000",
+                        "--osrt-backtrace-threshold", "100000"},
+                       tmp.path());
+    CHECK(env["GPROF_SAMPLE"] == "none");
+    CHECK(env["GPROF_SAMPLING_FREQUENCY"] == "2000");
+    CHECK(env["GPROF_OSRT_THRESHOLD"] == "5000");
+    CHECK(env["GPROF_OSRT_BACKTRACE_THRESHOLD"] == "100000");
+}
+
 TEST_CASE("stale GPROF_* values of the shell do not leak into a run but tuning variables pass", "[launcher][env]") {
     gprof::testing::TempDir tmp;
     Spec spec;
@@ -78,13 +92,15 @@ TEST_CASE("stale GPROF_* values of the shell do not leak into a run but tuning v
     spec.env["GPROF_FLUSH_MS"] = "50";
     spec.env["GPROF_CUDA_GRAPH_TRACE"] = "graph";
     spec.env["GPROF_CUDA_NESTED_DRIVER_CALLS"] = "1";
+    spec.env["GPROF_SAMPLE"] = "none";  // a shell's leftover never switches sampling off unsaid: -s none does
     auto env = app_env({"-o", "run"}, tmp.path(), spec);
+    CHECK(env["GPROF_SAMPLE"] == "(unset)");
     CHECK(env["GPROF_CUDA_GRAPH_TRACE"] == "(unset)");
     CHECK(env["GPROF_CUDA_NESTED_DRIVER_CALLS"] == "(unset)");
     CHECK(env["GPROF_DELAY_SEC"] == "(unset)");
     CHECK(env["GPROF_NO_CHILDREN"] == "(unset)");
     CHECK(env["GPROF_ROOT_PID"] == "(unset)");
-    CHECK(env["GPROF_TRACE"] == "cuda,nvtx");
+    CHECK(env["GPROF_TRACE"] == "cuda,nvtx,osrt");
     CHECK(env["GPROF_OUTPUT_DIR"] == (tmp.path() / "run").string());
     CHECK(env["GPROF_FLUSH_MS"] == "50");
 }

@@ -34,7 +34,7 @@ TEST_CASE("defaults", "[launcher][options]") {
     REQUIRE(r.options);
     const auto& o = *r.options;
     CHECK_FALSE(o.output);
-    CHECK(o.trace == "cuda,nvtx");
+    CHECK(o.trace == "cuda,nvtx,osrt");
     CHECK_FALSE(o.backtrace);
     CHECK_FALSE(o.capture_range);
     CHECK_FALSE(o.capture_range_end);
@@ -255,17 +255,70 @@ TEST_CASE("nsys habits: -f/--force-overwrite and --stats take true|false, never 
     CHECK(parse({"--help"}).to_stdout.find("--force-overwrite") != std::string::npos);
 }
 
-TEST_CASE("nsys habits: -t with nsys's names records what it can and says what it does not", "[launcher][options]") {
-    auto r = parse({"-t", "cuda,nvtx,osrt,cublas,cudnn", "./app"});
+TEST_CASE("nsys habits: -s, --sampling-frequency and the OS-runtime thresholds (issue 35)", "[launcher][options]") {
+    auto r = parse({"./app"});
     REQUIRE(r.options);
-    CHECK(r.options->trace == "cuda,nvtx");
+    CHECK_FALSE(r.options->sample);  // the collector's default: process-tree
+    CHECK_FALSE(r.options->sampling_frequency);
+    r = parse({"-s", "none", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->sample == std::optional<std::string>("none"));
+    CHECK(r.notes.empty());
+    r = parse({"--sample=process-tree", "--sampling-frequency", "2000", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->sample == std::optional<std::string>("process-tree"));
+    CHECK(r.options->sampling_frequency == std::optional<std::string>("2000"));
+    r = parse({"-s", "cpu", "./app"});  // nsys's older spelling
+    REQUIRE(r.options);
+    CHECK(r.options->sample == std::optional<std::string>("process-tree"));
     REQUIRE(r.notes.size() == 1);
-    CHECK(r.notes[0] == "--trace: osrt not recorded (gprof-run records cuda and nvtx); recording cuda,nvtx");
-    r = parse({"--trace=osrt,opengl", "./app"});
+    CHECK(r.notes[0] == "--sample: cpu taken as process-tree");
+    r = parse({"-s", "system-wide", "./app"});
+    REQUIRE(r.options);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("not the whole system") != std::string::npos);
+    r = parse({"-s", "always", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("--sample: 'always' is not process-tree or none") != std::string::npos);
+    for (const char* bad : {"50", "9000", "1k", ""}) {
+        INFO(bad);
+        r = parse({"--sampling-frequency", bad, "./app"});
+        CHECK(r.exit_code == 2);
+        CHECK(r.to_stderr.find("100 to 8000 Hz") != std::string::npos);
+    }
+    r = parse({"-s", "none", "--sampling-frequency", "500", "./app"});
+    REQUIRE(r.options);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("nothing is sampled") != std::string::npos);
+    r = parse({"--osrt-threshold", "5000", "--osrt-backtrace-threshold=0", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->osrt_threshold == std::optional<std::string>("5000"));
+    CHECK(r.options->osrt_backtrace_threshold == std::optional<std::string>("0"));
+    CHECK(r.notes.empty());
+    r = parse({"--osrt-threshold", "-1", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("--osrt-threshold: '-1' is not a number of nanoseconds") != std::string::npos);
+    r = parse({"-t", "cuda", "--osrt-threshold", "10", "./app"});
+    REQUIRE(r.options);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("no OS-runtime calls are recorded") != std::string::npos);
+}
+
+TEST_CASE("nsys habits: -t with nsys's names records what it can and says what it does not", "[launcher][options]") {
+    auto r = parse({"-t", "cuda,nvtx,osrt,opengl,cublas,cudnn", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "cuda,nvtx,osrt");
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0] == "--trace: opengl not recorded (gprof-run records cuda, nvtx and osrt); recording cuda,nvtx,osrt");
+    r = parse({"--trace=mpi,opengl", "./app"});
     REQUIRE(r.options);
     CHECK(r.options->trace == "none");
     REQUIRE(r.notes.size() == 1);
-    CHECK(r.notes[0].find("osrt, opengl not recorded") != std::string::npos);
+    CHECK(r.notes[0].find("mpi, opengl not recorded") != std::string::npos);
+    r = parse({"-t", "osrt", "./app"});  // OS-runtime calls alone (issue 35)
+    REQUIRE(r.options);
+    CHECK(r.options->trace == "osrt");
+    CHECK(r.notes.empty());
     r = parse({"-t", "cublas", "./app"});  // the cuXXX libraries imply cuda, as in nsys
     REQUIRE(r.options);
     CHECK(r.options->trace == "cuda");
@@ -301,7 +354,7 @@ TEST_CASE("nsys habits: --export and --timeunit", "[launcher][options]") {
     CHECK(r.notes[0] == "--export: arrow is not written (gprof-run exports sqlite and json)");
 }
 
-TEST_CASE("nsys habits: sampling, -w, --cuda-memory-usage, --trace-fork-before-exec are taken (issue 30)",
+TEST_CASE("nsys habits: sampling, -w, --cuda-memory-usage, --trace-fork-before-exec are taken (issues 30, 35)",
           "[launcher][options]") {
     // What nsys users type, none of it refused any more (exit 2 before).
     auto r = parse({"-s", "none", "--sample=none", "-w", "true", "--cuda-memory-usage=true",
@@ -310,14 +363,14 @@ TEST_CASE("nsys habits: sampling, -w, --cuda-memory-usage, --trace-fork-before-e
     CHECK(r.options->sample == std::optional<std::string>("none"));
     CHECK(r.options->force);
     CHECK(r.options->command == std::vector<std::string>{"./app", "-w"});
-    REQUIRE(r.notes.size() == 1);  // osrt; the others are what gprof-run does anyway: nothing to say
+    CHECK(r.notes.empty());  // osrt is recorded (issue 35); the others are what gprof-run does anyway
     // Values that ask for what gprof-run does not do: taken, with one note each.
     r = parse({"-s", "process-tree", "--sampling-frequency", "2000", "-w", "false", "--cuda-memory-usage", "false",
                "--trace-fork-before-exec=false", "./app"});
     REQUIRE(r.options);
     CHECK(r.options->sample == std::optional<std::string>("process-tree"));
-    CHECK(r.options->sampling_frequency_hz == std::optional<unsigned>(2000));
-    CHECK(r.notes.size() == 4);
+    CHECK(r.options->sampling_frequency == std::optional<std::string>("2000"));
+    CHECK(r.notes.size() == 3);  // -s process-tree and 2000 Hz are what gprof-run does (issue 35): nothing to say
     // Bad values are errors with the nearest name.
     r = parse({"--sample", "proces-tree", "./app"});
     CHECK(r.exit_code == 2);

@@ -212,17 +212,17 @@ TEST_CASE("real collector: a full disk: the figure is said, no empty result file
 
 // nsys habits end to end: `-f true` is a switch value (not the app), --stats prints nsys's tables with the summary,
 // --export json writes the reports beside the traces, -t with names gprof-run does not record warns in one line.
-TEST_CASE("real collector: -f true --stats=true --export json -t nvtx,osrt", "[launcher][collector][nsys]") {
+TEST_CASE("real collector: -f true --stats=true --export json -t nvtx,opengl", "[launcher][collector][nsys]") {
     require_collector();
     gprof::testing::TempDir tmp;
     fs::create_directory(tmp.path() / "run");  // -f true must replace it
     auto r = build_gprof_run({"-f", "true", "-o", "run", "--stats=true", "--timeunit", "usec", "--export=json,sqlite", "-t",
-                              "nvtx,osrt", kNvtxApp},
+                              "nvtx,opengl", kNvtxApp},
                              tmp.path());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "nvtx app done\n");  // the app ran, not /usr/bin/true; nothing of ours on stdout
-    CHECK(r.err.find("note: --trace: osrt not recorded (gprof-run records cuda and nvtx); recording nvtx") !=
+    CHECK(r.err.find("note: --trace: opengl not recorded (gprof-run records cuda, nvtx and osrt); recording nvtx") !=
           std::string::npos);
     CHECK(r.err.find("** NVTX Range Summary (nvtx_sum):") != std::string::npos);
     CHECK(r.err.find("Total Time (us)") != std::string::npos);

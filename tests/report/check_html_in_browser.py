@@ -9,7 +9,7 @@ file) loads one report in an iframe, clicks a table header and checks that the r
 
     check_html_in_browser.py --report gprof-report --gprof-run gprof-run --nvtx-example gprof-example-nvtx \
         --torch-train examples/torch-train --memcpy-run tests/data/h100/ka-static-memcpy \
-        --memcpy-other tests/data/h100/ka-shared-memcpy [--screenshot out.png]
+        --memcpy-other tests/data/h100/ka-shared-memcpy --cpu-app test_cpu_split_app [--screenshot out.png]
 
 Exit 0 when every page passed, 1 with the reasons otherwise; no Chromium installed is a failure too (scripts/setup installs it).
 """
@@ -103,6 +103,7 @@ def main():
     ap.add_argument("--torch-train", required=True)
     ap.add_argument("--memcpy-run", required=True)
     ap.add_argument("--memcpy-other", required=True)
+    ap.add_argument("--cpu-app", required=True, help="a CPU-bound program (work_a/work_b 70/30): its CPU flame graph")
     ap.add_argument("--screenshot", help="also save a screenshot of the torch-train report here")
     args = ap.parse_args()
     browser = find_browser()
@@ -131,6 +132,16 @@ def main():
         else:
             check_page(browser, nvtx, ['class="chart bar-chart"', ":train", ":step", ":load",
                                        "No kernel was recorded", "gprof-example-nvtx"], failures, "nvtx-only")
+        # CPU samples (issue 35): a CPU-bound program recorded here by gprof-run, its flame graph (an icicle per
+        # process) and the functions by CPU time in its report.html.
+        cpu_run = os.path.join(tmp, "cpu-run")
+        run([args.gprof_run, "--summary", "none", "--no-timeline", "-o", cpu_run, args.cpu_app, "1"])
+        cpu = os.path.join(cpu_run, "report.html")
+        if not os.path.exists(cpu):
+            failures.append("gprof-run wrote no report.html into " + cpu_run)
+        else:
+            check_page(browser, cpu, ['id="cpu"', 'class="chart flame"', "CPU flame graph of", "work_a", "work_b",
+                                      "Functions by CPU time", "fl-native"], failures, "cpu-samples")
         # The CI view: one H100 run against another.
         diff = os.path.join(tmp, "diff.html")
         run([args.report, "diff", args.memcpy_run, args.memcpy_other, "--format", "html", "-o", diff], ok=(0, 1))

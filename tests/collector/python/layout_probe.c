@@ -22,6 +22,7 @@ int main(void) {
     P("frame_instr", offsetof(PyFrameObject, f_lasti));
     P("frame_owner", -1);
     P("owner_cstack", -1);
+    P("tstate_datastack_chunk", -1);
     P("code_qualname", -1);
     P("code_bytecode", -1);
 #else
@@ -37,6 +38,13 @@ int main(void) {
     P("frame_instr", offsetof(_PyInterpreterFrame, instr_ptr));
 #endif
     P("frame_previous", offsetof(_PyInterpreterFrame, previous));
+    P("tstate_datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+    /* what the sampler assumes of _PyStackChunk (walk.cpp): previous at 0, size at 8, the frames from 24 */
+    P("chunk_previous", offsetof(_PyStackChunk, previous));
+    P("chunk_size", offsetof(_PyStackChunk, size));
+    P("chunk_data", offsetof(_PyStackChunk, data));
+    P("owner_thread", FRAME_OWNED_BY_THREAD);
+    P("owner_generator", FRAME_OWNED_BY_GENERATOR);
     P("frame_owner", offsetof(_PyInterpreterFrame, owner));
 #if PY_VERSION_HEX >= 0x030C0000
     P("owner_cstack", FRAME_OWNED_BY_CSTACK);

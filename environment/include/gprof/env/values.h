@@ -16,14 +16,32 @@
 
 namespace gprof::env {
 
-// GPROF_TRACE: what to record, a comma list of cuda, nvtx (spaces around items allowed), or none.
+// GPROF_TRACE: what to record, a comma list of cuda, nvtx, osrt (spaces around items allowed), or none.
 struct TraceSelection {
     bool cuda = true;
     bool nvtx = true;
+    bool osrt = true;  // OS-runtime calls (nsys's osrt): blocking libc calls over a threshold
 };
 bool parse_trace(std::string_view text, TraceSelection& out);
-// The value gprof-run sets for a selection: "cuda,nvtx", "cuda", "nvtx" or "none".
+// The value gprof-run sets for a selection: its items in the order cuda, nvtx, osrt ("cuda,nvtx,osrt"), or "none".
 std::string trace_text(TraceSelection selection);
+
+// GPROF_SAMPLE (nsys's -s/--sample): process-tree (sample every thread of every traced process) or none.
+bool parse_sample(std::string_view text, bool& on);
+inline constexpr const char* kSampleExpected = "process-tree or none";
+
+// GPROF_SAMPLING_FREQUENCY (nsys's --sampling-frequency): samples per second of each thread's CPU time.
+inline constexpr uint32_t kDefaultSamplingFrequency = 1000;
+inline constexpr uint32_t kMinSamplingFrequency = 100;
+inline constexpr uint32_t kMaxSamplingFrequency = 8000;
+bool parse_sampling_frequency(std::string_view text, uint32_t& hz);
+inline constexpr const char* kSamplingFrequencyExpected = "a rate from 100 to 8000 Hz";
+
+// GPROF_OSRT_THRESHOLD / GPROF_OSRT_BACKTRACE_THRESHOLD (nsys's --osrt-threshold, --osrt-backtrace-threshold):
+// nanoseconds an OS-runtime call must last to be recorded / to be recorded with its call site.
+inline constexpr uint64_t kDefaultOsrtThresholdNs = 1000;
+inline constexpr uint64_t kDefaultOsrtBacktraceThresholdNs = 80000;
+bool parse_nanoseconds(std::string_view text, uint64_t& ns);
 
 // GPROF_BACKTRACE: "0" off, "1" the default depth, N a depth in frames (more than kMaxBacktraceDepth is taken as
 // kMaxBacktraceDepth).

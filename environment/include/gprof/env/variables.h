@@ -16,8 +16,17 @@ inline constexpr const char* kLdPreload = "LD_PRELOAD";
 inline constexpr const char* kOutputDir = "GPROF_OUTPUT_DIR";
 // Identifier shared by every process of one gprof-run invocation; written into each trace header.
 inline constexpr const char* kRunId = "GPROF_RUN_ID";
-// What to record: comma list of "cuda", "nvtx" (default "cuda,nvtx"); "none" records process metadata only.
+// What to record: comma list of "cuda", "nvtx", "osrt" (default "cuda,nvtx,osrt"); "none" records process metadata
+// only (and CPU samples, which GPROF_SAMPLE switches).
 inline constexpr const char* kTrace = "GPROF_TRACE";
+// CPU sampling (nsys's -s/--sample): "process-tree" (default: every thread of every traced process) or "none".
+inline constexpr const char* kSample = "GPROF_SAMPLE";
+// Samples per second of each thread's CPU time, 100-8000 (default 1000; nsys's --sampling-frequency).
+inline constexpr const char* kSamplingFrequency = "GPROF_SAMPLING_FREQUENCY";
+// OS-runtime calls (GPROF_TRACE's osrt): nanoseconds a call must last to be recorded (default 1000, nsys's
+// --osrt-threshold), and to be recorded with its call site (default 80000, nsys's --osrt-backtrace-threshold).
+inline constexpr const char* kOsrtThreshold = "GPROF_OSRT_THRESHOLD";
+inline constexpr const char* kOsrtBacktraceThreshold = "GPROF_OSRT_BACKTRACE_THRESHOLD";
 // Backtraces of CUDA API calls: unset/"0" off, "1" on (default depth), or a depth in frames (max 64).
 inline constexpr const char* kBacktrace = "GPROF_BACKTRACE";
 // Which CUDA API calls get a call site, nsys's --cudabacktrace form (gprof/env/cuda_backtrace.h): a comma list of

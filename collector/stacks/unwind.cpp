@@ -1,12 +1,16 @@
-#include "cupti/unwind.h"
+#include "stacks/unwind.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <mutex>
 
-namespace gprof::collector::cupti {
+#include "base/descriptors.h"
+#include "base/reentry.h"
+
+namespace gprof::collector::stacks {
 namespace {
 
 // libunwind's ABI (libunwind.h of libunwind 1.x, x86-64 and aarch64 names): unw_addr_space_t is a pointer and
@@ -105,6 +109,9 @@ const char* unwinder_name() {
 }
 
 __attribute__((noinline)) uint32_t unwind_stack(uintptr_t* out, uint32_t max) noexcept {
+    // libunwind blocks every signal around its locks through pthread_sigmask, which the collector interposes: our
+    // own work, so the sampler neither stops nor restarts this thread's timer for it.
+    OwnWork own;
     ensure_chosen();
     void* raw[kMaxUnwindFrames + 1];
     if (max > kMaxUnwindFrames) max = kMaxUnwindFrames;
@@ -117,4 +124,72 @@ __attribute__((noinline)) uint32_t unwind_stack(uintptr_t* out, uint32_t max) no
     return count;
 }
 
-}  // namespace gprof::collector::cupti
+}  // namespace gprof::collector::stacks
+
+namespace gprof::collector::stacks {
+
+namespace {
+
+uintptr_t context_pc(const void* ucontext) {
+    const auto* uc = static_cast<const ucontext_t*>(ucontext);
+#if defined(__x86_64__)
+    return static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    return static_cast<uintptr_t>(uc->uc_mcontext.pc);
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+// Frames between unwind_interrupted and the interrupted code: the sampler's own (a few), the kernel's signal
+// trampoline, and room for a handler chained in front of ours.
+constexpr uint32_t kHandlerFrameRoom = 16;
+
+}  // namespace
+
+__attribute__((noinline)) uint32_t unwind_interrupted(const void* ucontext, uintptr_t* out, uint32_t max) noexcept {
+    if (max == 0 || !ucontext) return 0;
+    OwnWork own;  // as in unwind_stack
+    uintptr_t pc = context_pc(ucontext);
+    if (!pc) return 0;
+    if (max > kMaxUnwindFrames) max = kMaxUnwindFrames;
+    const Libunwind& l = libunwind();
+    if (g_choice.load(std::memory_order_relaxed) == Unwinder::Glibc || !l.backtrace) {
+        // glibc's backtrace() is not for signal handlers (libgcc's unwinder takes a lock to find a frame's unwind
+        // table: a thread stopped holding it would wait for itself). Without libunwind a sample has its leaf only.
+        out[0] = pc;
+        return 1;
+    }
+    void* raw[kMaxUnwindFrames + kHandlerFrameRoom];
+    int want = static_cast<int>(max + kHandlerFrameRoom);
+    int n = l.backtrace(raw, want);
+    int start = -1;
+    for (int i = 0; i < n && i < static_cast<int>(kHandlerFrameRoom); ++i)
+        if (reinterpret_cast<uintptr_t>(raw[i]) == pc) {
+            start = i;
+            break;
+        }
+    uint32_t count = 0;
+    if (start < 0) {
+        out[count++] = pc;  // the walk never reached the interrupted frame: its instruction at least
+        return count;
+    }
+    for (int i = start; i < n && count < max; ++i) out[count++] = reinterpret_cast<uintptr_t>(raw[i]);
+    return count;
+}
+
+void warm_up_thread() noexcept {
+    ensure_chosen();
+    uintptr_t frames[4];
+    unwind_stack(frames, 4);
+}
+
+void init_unwinder() noexcept {
+    static std::atomic<bool> done{false};
+    if (done.exchange(true)) return;
+    OwnWork own;  // libunwind's own pthread_sigmask calls are not the program's (sampling/sampler.h)
+    descriptors::create_high([](void*) { warm_up_thread(); }, nullptr);
+}
+
+}  // namespace gprof::collector::stacks
