@@ -565,6 +565,82 @@ def pm_sampling_probe(ctx):
           f"{sorted(kernels)[:4]}")
 
 
+CPU_SAMPLING_STEPS = 100
+CPU_SAMPLING_MAX_SLOWDOWN = 1.25  # default sampling against -s none, one round: only a gross regression fails
+
+
+def check_cpu_samples(records, script, label):
+    """CPU samples of a PyTorch step (issue #35): the main thread was sampled, most of its samples carry Python
+    frames, some of them the script's own lines; the collector said sampling was on and lost nothing."""
+    pid = records.files[0].get("pid") if records.files else None
+    samples = records.of("cpu_sample")
+    main = [s for s in samples if s.get("tid") == pid] or samples
+    with_py = [s for s in main if s.get("py_stack")]
+    frames = records.of("py_frame")
+    mine = [f for f in frames if str(f.get("file", "")).endswith(os.path.basename(script)) and f.get("line")]
+    on = [m for m in statuses(records) if m.startswith("CPU sampling on")]
+    lost = [m for m in statuses(records) if "CPU sampling" in m and ("lost" in m or "off" in m)]
+    share = len(with_py) / len(main) if main else 0
+    return [verdict(len(main) >= 20 and share >= 0.5 and mine and on and not lost, f"{label}:samples",
+                    f"samples of the main thread={len(main)} (min 20), with Python frames={share * 100:.0f}% (min 50%); "
+                    f"frames in {os.path.basename(script)}={len(mine)}; {on[0] if on else 'no CPU sampling line'}"
+                    + (f"; {lost[0]}" if lost else ""))]
+
+
+def check_cpu_report(doc, analysis, script, label):
+    """cpu_sample_sum --by line names the script's lines among its top rows (by total), and analyze's host profile
+    has the samples; a CPU/launch-bound verdict names where the CPU time went."""
+    rows = g._rows(doc, "cpu_sample_sum")
+    top = sorted(rows, key=lambda r: -r.get("total_samples", 0))[:25]
+    mine = [r for r in top if os.path.basename(script) + ":" in str(r.get("location", ""))]
+    host = analysis.get("host", {})
+    verdict_id = analysis.get("verdict", {}).get("id")
+    named = verdict_id != "cpu_launch_bound" or "CPU time went to" in analysis.get("verdict", {}).get("reason", "")
+    return [verdict(bool(mine) and host.get("samples", 0) > 0 and host.get("functions") and named,
+                    f"{label}:reports",
+                    f"script lines among the top 25 rows={[r.get('location') for r in mine][:3]}; analyze host samples="
+                    f"{host.get('samples')} functions={[f.get('name') for f in host.get('functions', [])][:3]}; "
+                    f"verdict {verdict_id} names the CPU time: {named}")]
+
+
+def check_sampling_overhead(wall_sampled, wall_unsampled, label):
+    ratio = wall_sampled / wall_unsampled if wall_unsampled else float("inf")
+    return [verdict(ratio <= CPU_SAMPLING_MAX_SLOWDOWN, f"{label}:overhead",
+                    f"train.py {CPU_SAMPLING_STEPS} steps under gprof-run: {wall_sampled:.2f} s sampled at 1 kHz, "
+                    f"{wall_unsampled:.2f} s with -s none ({(ratio - 1) * 100:+.1f} %; one round, fails only past "
+                    f"{(CPU_SAMPLING_MAX_SLOWDOWN - 1) * 100:.0f} %)")]
+
+
+def cpu_sampling(ctx):
+    """CPU sampling on a PyTorch program (issue #35): train.py under gprof-run's defaults (samples, Python frames, the
+    reports and analyze's host profile, exit status as bare) and with sampling off (-s none), for the
+    overhead at the default 1 kHz."""
+    if not g.have_torch():
+        ctx.v.add("SKIP", "cpu-sampling", "PyTorch with CUDA not importable by " + sys.executable)
+        return
+    cmd = [sys.executable, ctx.pack.train, "--steps", str(CPU_SAMPLING_STEPS)]
+    run_dir = ctx.run_dir("cpu-sampling")
+    rc, wall_on, _, err = g.timed(g.launcher_cmd(ctx.pack, run_dir, cmd), timeout=600)
+    if rc != 0:
+        ctx.v.add("FAIL", "cpu-sampling:exit", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    records, _ = g.load_run(ctx.pack, run_dir)
+    g.add_all(ctx.v, check_cpu_samples(records, ctx.pack.train, "cpu-sampling"))
+    try:
+        doc = g.report_json(ctx.pack, run_dir, ["cpu_sample_sum"], ["--by", "line"])
+        rc_a, _, out_a, err_a = g.timed([ctx.pack.gprof_report, "analyze", "--format", "json", run_dir], timeout=600)
+        analysis = json.loads(out_a) if rc_a == 0 else {}
+        g.add_all(ctx.v, check_cpu_report(doc, analysis, ctx.pack.train, "cpu-sampling"))
+    except (RuntimeError, ValueError) as e:
+        ctx.v.add("FAIL", "cpu-sampling:reports", str(e))
+    off_dir = ctx.run_dir("cpu-sampling-off")
+    rc, wall_off, _, err = g.timed(g.launcher_cmd(ctx.pack, off_dir, cmd, sample="none"), timeout=600)
+    if rc != 0:
+        ctx.v.add("FAIL", "cpu-sampling:exit-unsampled", f"exit {rc}: {err.strip()[-400:]}")
+        return
+    g.add_all(ctx.v, check_sampling_overhead(wall_on / 1e9, wall_off / 1e9, "cpu-sampling"))
+
+
 def load_json(path, rc, err):
     try:
         with open(path) as f:
@@ -578,8 +654,6 @@ def load_json(path, rc, err):
 #   #34 CUDA 12 drivers: "issues:cupti-12" - the kernels mode and a PyTorch step with the CUPTI 12.9 wheel's
 #       libcupti.so.12 (carried as a wheel, named by GPROF_CUPTI_LIB) on the lent r580 driver: every record kind
 #       read at 12.x's struct sizes, the same answers as with CUPTI 13. Estimate: the smoke test's, twice.
-#   #35 CPU sampling: "issues:cpu-sampling" - train.py under gprof-run's sampling: samples in the Python step
-#       functions, the GPU idle gaps attributed, no EINTR in the program, the overhead at the default frequency.
 #   #37 GPU metrics: the probe below stays; "issues:gpu-metrics" adds --gpu-metrics-devices end to end against it
 #       (and ncu's figures for the same kernels).
 
@@ -803,6 +877,9 @@ def registry(options=None):
               pm_sampling_probe, "pm-sampling-raw"),
         Check("issues", "cupti12.9", *measured("issues:cupti12.9", "--check; 6 known-answer modes with CUPTI 13 and "
                                                "12.9; train.py 50 steps twice"), cupti12),
+        Check("issues", "cpu-sampling", 55, "guess: train.py 100 steps twice, sampled and -s none, + cpu_sample_sum "
+              "and analyze (H200 2026-11-27: python-frames, train.py 50 steps under --backtrace with dump and report, "
+              "took 26.2 s)", cpu_sampling, "cpu-sampling"),
         # (4) the overhead table, few rounds
         Check("overhead", "cuda", *measured("overhead:cuda", f"2 rounds measured, {rounds} asked", 2, rounds),
               lambda ctx: g.overhead_cuda(ctx, rounds)),
@@ -1022,6 +1099,35 @@ def selftest(expect, kernels_answer):
                         + torch_row["stack"])
     expect(not passes(check_python_report(doc([native_first]), "/pack/tests/gpu/train.py", "p")),
            "Python frames: a native frame before the Python ones fails")
+
+    # CPU sampling (issue #35)
+    smp = [{"k": "cpu_sample", "tid": 7, "ip": 0x401000, "stack": 0, "py_stack": 1 if i % 4 else 0, "periods": 4,
+            "period_ns": 1000000} for i in range(40)]
+    on = statuses_of("CPU sampling on: every thread at 1000 Hz of its CPU time (SIGPROF, ...)", component="collector")
+    expect(passes(check_cpu_samples(records(py + smp + on), "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: the main thread's samples with the script's Python frames pass")
+    expect(not passes(check_cpu_samples(records(py + smp), "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: no 'CPU sampling on' line fails")
+    no_py = [dict(x, py_stack=0) for x in smp]
+    expect(not passes(check_cpu_samples(records(py + no_py + on), "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: samples without Python frames fail")
+    lost = statuses_of("CPU sampling: 40 samples ...; 12 samples lost (a thread's ring was full)", component="collector")
+    expect(not passes(check_cpu_samples(records(py + smp + on + lost), "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: lost samples fail")
+    cdoc = {"reports": {"cpu_sample_sum": {"rows": [
+        {"name": "step", "location": "/pack/tests/gpu/train.py:88", "total_samples": 30}]}}}
+    host = {"verdict": {"id": "cpu_launch_bound", "reason": "... The host's CPU time went to step (train.py:88) 40%"},
+            "host": {"samples": 40, "functions": [{"name": "step"}]}}
+    expect(passes(check_cpu_report(cdoc, host, "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: the script's line in the report and a named verdict pass")
+    expect(not passes(check_cpu_report(cdoc, dict(host, verdict={"id": "cpu_launch_bound", "reason": "GPU busy 1%"}),
+                                       "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: a CPU/launch-bound verdict that names no code fails")
+    native = {"reports": {"cpu_sample_sum": {"rows": [{"name": "f", "location": "libtorch_cpu.so", "total_samples": 30}]}}}
+    expect(not passes(check_cpu_report(native, host, "/pack/tests/gpu/train.py", "c")),
+           "CPU sampling: no line of the script in the report fails")
+    expect(passes(check_sampling_overhead(10.2, 10.0, "c")) and not passes(check_sampling_overhead(13.0, 10.0, "c")),
+           "CPU sampling: 2 % passes, 30 % fails")
 
     # torch.profiler inside gprof-run, told in one line
     bare, traced = {"profiler_kernels": 120}, {"profiler_kernels": 0}

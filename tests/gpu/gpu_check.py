@@ -801,7 +801,7 @@ class Pack:
 
 
 def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trace=None, backtrace=False,
-                 nested_driver_calls=False, cuda_api=None, trace=None):
+                 nested_driver_calls=False, cuda_api=None, trace=None, sample=None):
     """The gprof-run command line (launcher/src/options.cpp). The one place that knows its options."""
     cmd = [pack.gprof_run, "-o", run_dir, "-f", "--summary", "none", "--no-timeline"]
     if capture and capture != "none":
@@ -818,6 +818,8 @@ def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trac
         cmd += [f"--cuda-api={cuda_api}"]
     if trace:
         cmd += ["-t", trace]
+    if sample:
+        cmd += ["-s", sample]
     return cmd + ["--"] + argv
 
 
