@@ -135,6 +135,23 @@ void Drain::run(bool final) {
             v = SlotView{};
             v.tid = s.tid;
         }
+        // An entry's stacks as the trace's ids: its native frames (without the leaf when `skip_leaf`: a sample's
+        // interrupted instruction is a field of its own) and its Python frames, each counted when the table is full.
+        auto intern_stacks = [&](const StackCounts& counts, const uint8_t* native, const uint8_t* py,
+                                 std::vector<Location>& locations, bool skip_leaf, uint32_t& stack,
+                                 uint32_t& py_stack) {
+            uint64_t frames[kMaxFrames];
+            std::memcpy(frames, native, size_t{counts.n_native} * 8);
+            uint32_t skip = skip_leaf ? 1 : 0;
+            if (counts.n_native > skip) {
+                stack = stacks::table().intern(frames + skip, counts.n_native - skip, pipeline_);
+                if (!stack) ++totals_.native_stacks_lost;
+            }
+            uint32_t ids[kMaxFrames];
+            std::memcpy(ids, py, size_t{counts.n_py} * 4);
+            py_stack = py_stack_of(pipeline_, locations, ids, counts.n_py, counts.py_cut != 0,
+                                   totals_.python_stacks_lost);
+        };
         auto drain_channel = [&](Channel& channel, std::vector<Location>& locations, bool calls) {
             channel.ring.drain([&](uint32_t type, const uint8_t* p, uint32_t bytes) {
                 const uint8_t *native = nullptr, *py = nullptr;
@@ -151,17 +168,9 @@ void Drain::run(bool final) {
                         r.tid = static_cast<uint64_t>(s.tid);
                         r.periods = e.periods;
                         r.period_ns = e.period_ns;
-                        uint64_t frames[kMaxFrames];
-                        std::memcpy(frames, native, size_t{e.stacks.n_native} * 8);
-                        if (e.stacks.n_native > 0) r.ip = frames[0];
-                        if (e.stacks.n_native > 1) {
-                            r.stack = stacks::table().intern(frames + 1, e.stacks.n_native - 1u, pipeline_);
-                            if (!r.stack) ++totals_.native_stacks_lost;
-                        }
-                        uint32_t ids[kMaxFrames];
-                        std::memcpy(ids, py, size_t{e.stacks.n_py} * 4);
-                        r.py_stack = py_stack_of(pipeline_, locations, ids, e.stacks.n_py, e.stacks.py_cut != 0,
-                                                 totals_.python_stacks_lost);
+                        // native[0] is the interrupted instruction, the rest return addresses.
+                        if (e.stacks.n_native > 0) std::memcpy(&r.ip, native, 8);
+                        intern_stacks(e.stacks, native, py, locations, /*skip_leaf=*/true, r.stack, r.py_stack);
                         m.samples.push_back(r);
                         break;
                     }
@@ -176,16 +185,7 @@ void Drain::run(bool final) {
                         r.start = e.start;
                         r.end = e.end;
                         r.tid = static_cast<uint64_t>(s.tid);
-                        uint64_t frames[kMaxFrames];
-                        std::memcpy(frames, native, size_t{e.stacks.n_native} * 8);
-                        if (e.stacks.n_native) {
-                            r.stack = stacks::table().intern(frames, e.stacks.n_native, pipeline_);
-                            if (!r.stack) ++totals_.native_stacks_lost;
-                        }
-                        uint32_t ids[kMaxFrames];
-                        std::memcpy(ids, py, size_t{e.stacks.n_py} * 4);
-                        r.py_stack = py_stack_of(pipeline_, locations, ids, e.stacks.n_py, e.stacks.py_cut != 0,
-                                                 totals_.python_stacks_lost);
+                        intern_stacks(e.stacks, native, py, locations, /*skip_leaf=*/false, r.stack, r.py_stack);
                         m.calls.push_back(r);
                         m.call_kinds.push_back(static_cast<uint16_t>(e.call));
                         break;

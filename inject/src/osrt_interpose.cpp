@@ -137,6 +137,20 @@ __attribute__((constructor(101))) void resolve_osrt_functions() {
 // open's mode argument: present when the flags create a file.
 bool takes_mode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
 
+// The mode argument of a variadic open whose last named parameter is `last` (read in that function itself: a
+// va_list cannot be started elsewhere). A GNU statement expression.
+#define GPROF_OPEN_MODE(last, flags)                                        \
+    ({                                                                      \
+        mode_t mode_ = 0;                                                   \
+        if (takes_mode(flags)) {                                            \
+            va_list ap_;                                                    \
+            va_start(ap_, last);                                            \
+            mode_ = static_cast<mode_t>(va_arg(ap_, int));                  \
+            va_end(ap_);                                                    \
+        }                                                                   \
+        mode_;                                                              \
+    })
+
 // A lock that is free is taken at the cost of one try (no clock read); only a wait is timed.
 template <class Lock, class Try, class Obj> int lock_timed(Real<Lock>& lock, Real<Try>& try_lock, OsrtCall call, Obj* o) {
     Try t = try_lock.get();
@@ -225,44 +239,16 @@ EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* re
 EXPORT int usleep(useconds_t us) { return timed(r_usleep, OsrtCall::Usleep, us); }
 EXPORT unsigned sleep(unsigned s) { return timed(r_sleep, OsrtCall::Sleep, s); }
 EXPORT int open(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = static_cast<mode_t>(va_arg(ap, int));
-        va_end(ap);
-    }
-    return timed(r_open, OsrtCall::Open, path, flags, mode);
+    return timed(r_open, OsrtCall::Open, path, flags, GPROF_OPEN_MODE(flags, flags));
 }
 EXPORT int open64(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = static_cast<mode_t>(va_arg(ap, int));
-        va_end(ap);
-    }
-    return timed(r_open64, OsrtCall::Open, path, flags, mode);
+    return timed(r_open64, OsrtCall::Open, path, flags, GPROF_OPEN_MODE(flags, flags));
 }
 EXPORT int openat(int dir, const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = static_cast<mode_t>(va_arg(ap, int));
-        va_end(ap);
-    }
-    return timed(r_openat, OsrtCall::Openat, dir, path, flags, mode);
+    return timed(r_openat, OsrtCall::Openat, dir, path, flags, GPROF_OPEN_MODE(flags, flags));
 }
 EXPORT int openat64(int dir, const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (takes_mode(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = static_cast<mode_t>(va_arg(ap, int));
-        va_end(ap);
-    }
-    return timed(r_openat64, OsrtCall::Openat, dir, path, flags, mode);
+    return timed(r_openat64, OsrtCall::Openat, dir, path, flags, GPROF_OPEN_MODE(flags, flags));
 }
 EXPORT int fsync(int fd) { return timed(r_fsync, OsrtCall::Fsync, fd); }
 EXPORT int fdatasync(int fd) { return timed(r_fdatasync, OsrtCall::Fdatasync, fd); }
