@@ -375,6 +375,7 @@ void on_fork_child() {
     sampling::reset_after_fork();  // the parent's timers are gone; only this thread's slot is left, emptied
     sampling::reset_threads_after_fork();
     sampling::reset_osrt_after_fork();
+    stacks::table().reset_after_fork();  // before anything locks it: a parent thread may have held its mutex
     forget_notes();
     s.pipeline = nullptr;  // leaked with its writer: destroying it would write
     s.recorder = nullptr;

@@ -1,7 +1,5 @@
 #include "stacks/stack_table.h"
 
-#include <pthread.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -27,19 +25,13 @@ uint64_t hash_frames(const uint64_t* frames, uint32_t count) {
 }  // namespace
 
 StackTable& table() noexcept {
-    static StackTable* t = [] {
-        auto* made = new StackTable();  // leaked: used until the last call site or sample of the process
-        ::pthread_atfork(nullptr, nullptr, &StackTable::after_fork_child);
-        return made;
-    }();
+    static StackTable* t = new StackTable();  // leaked: used until the last call site or sample of the process
     return *t;
 }
 
-void StackTable::after_fork_child() noexcept {
-    // Only the forking thread exists in the child: the mutex may have been held by a parent thread. Its trace is new.
-    StackTable& t = table();
-    new (&t.mutex_) std::mutex();
-    t.reset_locked();
+void StackTable::reset_after_fork() noexcept {
+    new (&mutex_) std::mutex();
+    reset_locked();
 }
 
 void StackTable::configure(uint32_t max_stacks) noexcept {

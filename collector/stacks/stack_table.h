@@ -46,6 +46,12 @@ public:
     // Distinct stacks written for the current trace.
     uint64_t stacks() const { return next_id_.load(std::memory_order_relaxed) - 1; }
 
+    // In a forked child, before anything there uses the table: only the forking thread exists, the mutex may have
+    // been held by a parent thread at the fork (the writer interning a sample's stack), and the child's trace is
+    // new. The session's fork handler calls it first thing: a pthread_atfork handler of the table's own would run
+    // after the session's (child handlers run in the order registered), whose start locks the mutex.
+    void reset_after_fork() noexcept;
+
 private:
     struct Entry {
         uint64_t hash;
@@ -54,7 +60,6 @@ private:
         uint64_t frames[1];  // count of them (the entry is allocated that long)
     };
     void reset_locked() noexcept;
-    static void after_fork_child() noexcept;
 
     std::atomic<uint32_t>* slots_ = nullptr;  // open addressing by hash; 0 empty, else a Stack id
     uint32_t mask_ = 0;
