@@ -2,7 +2,8 @@
 // (sent to the thread itself with rt_tgsigqueueinfo, as its CPU-time timer would), the handler's native unwind of
 // the interrupted code at a given depth, and the entry written into the thread's ring. Against the same signal to
 // a handler that does nothing: the difference is the sampler's own cost per sample, the rest the kernel's delivery.
-// The Python part of a sample is measured in a real process (scripts/sampling-overhead, docs/performance.md).
+// Whole processes: bench/sampling_process (native) and scripts/sampling-overhead (Python); figures in
+// docs/performance.md ("CPU sampling").
 #include <benchmark/benchmark.h>
 
 #include <signal.h>
