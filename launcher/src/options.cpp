@@ -134,7 +134,7 @@ std::string fold_switch_values(std::vector<std::string>& args, const std::vector
                                              "--log-file", "--timeline", "--wait-children", "--log-level",
                                              "--export", "--timeunit", "--cuda-api", "--cudabacktrace", "-s",
                                              "--sample", "--sampling-frequency", "--osrt-threshold",
-                                             "--osrt-backtrace-threshold"};
+                                             "--osrt-backtrace-threshold", "--cpuctxsw"};
     std::vector<std::string> out;
     size_t i = 0;
     for (; i < args.size(); ++i) {
@@ -348,6 +348,12 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         ->allow_extra_args(false)
         ->type_name("FORMAT");
     // nsys habits, taken so that an nsys command line runs (docs/launcher.md says what each does here).
+    std::string cpuctxsw;
+    app.add_option("--cpuctxsw", cpuctxsw,
+                   "nsys's context-switch trace: process-tree, system-wide or none. Not recorded here (none is what "
+                   "gprof-run does; the others are noted)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->type_name("MODE");
     app.add_flag("-w,--show-output", show_output,
                  "nsys's -w true|false: the program's output is always shown (gprof-run never touches it)");
     app.add_flag("--cuda-memory-usage", cuda_memory_usage,
@@ -448,7 +454,24 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
         result.notes.push_back("--trace-fork-before-exec false: forked children are always traced from the fork on");
     if (app.count("--timeunit") && !o.stats)
         result.notes.push_back("--timeunit applies to the --stats tables: without --stats it changes nothing");
-    if (app.count("--backtrace")) {
+    if (app.count("--cpuctxsw")) {
+        if (cpuctxsw != "process-tree" && cpuctxsw != "system-wide" && cpuctxsw != "none")
+            return fail("--cpuctxsw: '" + cpuctxsw + "' is not process-tree, system-wide or none" +
+                        gprof::report::did_you_mean(cpuctxsw, {"process-tree", "system-wide", "none"}));
+        if (cpuctxsw != "none")
+            result.notes.push_back("--cpuctxsw " + cpuctxsw +
+                                   ": context switches are not recorded (CPU samples are: --sample)");
+    }
+    // nsys's --backtrace names the samples' unwinder; here the samples are always unwound with DWARF (libunwind)
+    // and --backtrace[=DEPTH] turns on CUDA call sites. nsys's values change nothing: dwarf is what happens anyway,
+    // the others are noted.
+    if (app.count("--backtrace") &&
+        (backtrace == "dwarf" || backtrace == "fp" || backtrace == "lbr" || backtrace == "none")) {
+        if (backtrace != "dwarf")
+            result.notes.push_back("--backtrace=" + backtrace +
+                                   ": CPU samples are always unwound with DWARF (libunwind) here; --backtrace=DEPTH "
+                                   "is the depth of CUDA call sites");
+    } else if (app.count("--backtrace")) {
         if (backtrace == "true") backtrace = "1";  // bare flag: the collector's default depth
         // The variable also takes 0 (off) and clamps a larger depth; the option asks for a real depth.
         uint64_t depth = 0;

@@ -379,6 +379,31 @@ TEST_CASE("nsys habits: sampling, -w, --cuda-memory-usage, --trace-fork-before-e
     CHECK(parse({"--show-output=maybe", "./app"}).exit_code == 2);
 }
 
+TEST_CASE("nsys habits: --cpuctxsw and --backtrace=dwarf|fp|lbr|none are taken, call sites stay off (issue 35)",
+          "[launcher][options]") {
+    // What gprof-run does anyway: nothing to say, no call sites, the value never taken for the app.
+    auto r = parse({"--cpuctxsw", "none", "--backtrace=dwarf", "./app", "--cpuctxsw"});
+    REQUIRE(r.options);
+    CHECK(r.notes.empty());
+    CHECK_FALSE(r.options->backtrace);
+    CHECK(r.options->command == std::vector<std::string>{"./app", "--cpuctxsw"});
+    // The others: one note each, still no call sites.
+    r = parse({"--cpuctxsw=process-tree", "--backtrace=lbr", "./app"});
+    REQUIRE(r.options);
+    CHECK_FALSE(r.options->backtrace);
+    REQUIRE(r.notes.size() == 2);
+    CHECK(r.notes[0] == "--cpuctxsw process-tree: context switches are not recorded (CPU samples are: --sample)");
+    CHECK(r.notes[1].rfind("--backtrace=lbr: CPU samples are always unwound with DWARF", 0) == 0);
+    // A depth is still a depth, and a typo an error with the nearest name.
+    r = parse({"--backtrace=8", "./app"});
+    REQUIRE(r.options);
+    CHECK(r.options->backtrace == std::optional<std::string>("8"));
+    r = parse({"--cpuctxsw", "proces-tree", "./app"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.to_stderr.find("did you mean 'process-tree'?") != std::string::npos);
+    CHECK(parse({"--backtrace=dwarff", "./app"}).exit_code == 2);
+}
+
 TEST_CASE("nsys habits: --export takes its names from the outputs list, a typo is an error, other nsys formats a note",
           "[launcher][options]") {
     auto r = parse({"--export", "sqlite,json", "--no-html", "--no-timeline", "./app"});
