@@ -139,6 +139,12 @@ target_compile_definitions(test_cupti_check PRIVATE ${GPROF_CUPTI_TEST_DEFS})
 target_include_directories(test_cupti_check PRIVATE ${GPROF_CUPTI_TEST_DIR} ${CMAKE_CURRENT_BINARY_DIR}/generated)
 add_dependencies(test_cupti_check gprof-run gprof-collector gprof_test_cupti_standin gprof_test_cuda_standin)
 
+# The metric sets' config images (issue 37) through the real host API and the stand-in's.
+gprof_add_catch_test(test_metric_config SOURCES ${GPROF_CUPTI_TEST_DIR}/test_metric_config.cpp
+  LIBS gprof_collector_core)
+target_compile_definitions(test_metric_config PRIVATE ${GPROF_CUPTI_TEST_DEFS})
+add_dependencies(test_metric_config gprof_test_cupti_standin)
+
 # The stand-in's PM sampling and host API (issue 37) against what the H200 gave.
 gprof_add_catch_test(test_pm_sampling_standin SOURCES ${GPROF_CUPTI_TEST_DIR}/test_pm_sampling_standin.cpp)
 target_compile_definitions(test_pm_sampling_standin PRIVATE ${GPROF_CUPTI_TEST_DEFS})

@@ -237,6 +237,11 @@ TEST_CASE("pm sampling stand-in: the H200's host half for GH100") {
         twelve.push_back(m);
     Host all(twelve);
     CHECK(all.passes == 2);
+    // As the real GH100 host library: any 11 but the pair warps active + instructions executed fit in one pass.
+    std::vector<const char*> eleven = twelve;
+    eleven.erase(eleven.begin() + 8);  // sm__inst_executed_realtime.sum
+    CHECK(Host(eleven).passes == 1);
+    CHECK(Host({"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_realtime.sum"}).passes == 2);
     Host unknown({"no__such_metric.sum"});
     CHECK(unknown.added == CUPTI_ERROR_INVALID_METRIC_NAME);
     {

@@ -17,8 +17,9 @@
 //     completed. Image size for 8 metrics and N samples: 2 564 + 21 561 N bytes (431 222 564 for 20 000), used for
 //     every metric count (unconfirmed for others).
 //   - Counter availability image 9 184 bytes; chip "GH100"; the 12 GH100 metrics the probe asked for, with CUPTI's
-//     descriptions and units; 8 of them in one pass, all 12 need 2 (a set of more than 8 is 2 passes here: a
-//     simplification of the real scheduling).
+//     descriptions and units. Passes as CUDA 13.0's host library counts them for GH100 (--host-only, 2026-11-27):
+//     one, except sm__warps_active.avg.pct_of_peak_sustained_elapsed together with sm__inst_executed_realtime.sum
+//     (two; any other 11 of the 12 fit in one).
 //   - Documented, not seen: SetConfig refuses a config needing several passes (CUPTI_ERROR_NOT_SUPPORTED); Enable on
 //     a device already enabled is CUPTI_ERROR_INVALID_OPERATION; Enable without the right to profile is
 //     CUPTI_ERROR_INSUFFICIENT_PRIVILEGES; KEEP_OLDEST sets overflow when the hardware buffer fills and Decode
@@ -87,7 +88,9 @@ const MetricInfo kGh100Metrics[] = {
     {"pcie__write_bytes.sum", "# of bytes of PCIe write data, at 512B granularity", "pcie", "byte",
      CUPTI_METRIC_TYPE_COUNTER},
 };
-constexpr size_t kMetricsPerPass = 8;
+// The one pair of the catalogue that cannot be counted in the same pass on GH100.
+constexpr const char* kSecondPassPair[2] = {"sm__warps_active.avg.pct_of_peak_sustained_elapsed",
+                                            "sm__inst_executed_realtime.sum"};
 constexpr size_t kAvailabilityBytes = 9184;
 constexpr size_t kImageHeaderBytes = 2564, kImageSampleBytes = 21561;
 constexpr uint64_t kHardwareBytesPerSample = 16384;
@@ -194,6 +197,13 @@ std::vector<std::string> config_metrics(const uint8_t* image, size_t size) {
     return out;
 }
 
+size_t passes_of(const std::vector<std::string>& metrics) {
+    size_t of_pair = 0;
+    for (const auto& m : metrics)
+        if (m == kSecondPassPair[0] || m == kSecondPassPair[1]) ++of_pair;
+    return of_pair == 2 ? 2 : 1;
+}
+
 std::vector<uint8_t> make_config(const std::vector<std::string>& metrics) {
     std::vector<uint8_t> out(8);
     uint32_t magic = kConfigMagic, count = static_cast<uint32_t>(metrics.size());
@@ -274,7 +284,7 @@ STANDIN_EXPORT CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_P
     if (!p || !p->pPmSamplingObject || p->samplingInterval == 0) return CUPTI_ERROR_INVALID_PARAMETER;
     std::vector<std::string> metrics = config_metrics(p->pConfig, p->configSize);
     if (metrics.empty()) return CUPTI_ERROR_INVALID_PARAMETER;
-    if (metrics.size() > kMetricsPerPass) return CUPTI_ERROR_NOT_SUPPORTED;
+    if (passes_of(metrics) > 1) return CUPTI_ERROR_NOT_SUPPORTED;
     PmState& s = pm();
     std::lock_guard<std::mutex> lock(s.mutex);
     auto* sampler = reinterpret_cast<Sampler*>(p->pPmSamplingObject);
@@ -435,9 +445,9 @@ STANDIN_EXPORT CUptiResult cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_G
 
 STANDIN_EXPORT CUptiResult cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
     if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
-    size_t n = config_metrics(p->pConfigImage, p->configImageSize).size();
-    if (!n) return CUPTI_ERROR_INVALID_PARAMETER;
-    p->numOfPasses = (n + kMetricsPerPass - 1) / kMetricsPerPass;
+    std::vector<std::string> metrics = config_metrics(p->pConfigImage, p->configImageSize);
+    if (metrics.empty()) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->numOfPasses = passes_of(metrics);
     return CUPTI_SUCCESS;
 }
 

@@ -472,6 +472,13 @@ STANDIN_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char**
         case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
         case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
         case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+        // The PM-sampling and host-API results (pm_sampling.cpp).
+        case CUPTI_ERROR_INVALID_CHIP_NAME: *str = "CUPTI_ERROR_INVALID_CHIP_NAME"; break;
+        case CUPTI_ERROR_INVALID_METRIC_NAME: *str = "CUPTI_ERROR_INVALID_METRIC_NAME"; break;
+        case CUPTI_ERROR_INVALID_OPERATION: *str = "CUPTI_ERROR_INVALID_OPERATION"; break;
+        case CUPTI_ERROR_HARDWARE_BUSY: *str = "CUPTI_ERROR_HARDWARE_BUSY"; break;
+        case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED: *str = "CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED"; break;
+        case CUPTI_ERROR_OUT_OF_MEMORY: *str = "CUPTI_ERROR_OUT_OF_MEMORY"; break;
         default: *str = "CUPTI_ERROR_(stand-in)"; break;
     }
     return CUPTI_SUCCESS;
