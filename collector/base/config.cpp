@@ -103,6 +103,15 @@ Config parse_config(EnvLookup lookup) {
     if (const char* v = lookup(env::kCudaApi); v && *v) {
         if (!env::parse_api_source(v, c.api_source)) expected(env::kCudaApi, v, env::kApiSourceExpected);
     }
+    if (const char* v = lookup(env::kGpuMetricsDevices); v && *v) {
+        if (!env::parse_gpu_metrics_devices(v, c.gpu_metrics_devices))
+            expected(env::kGpuMetricsDevices, v, env::kGpuMetricsDevicesExpected);
+    }
+    if (const char* v = lookup(env::kGpuMetricsFrequency); v && *v) {
+        if (!env::parse_gpu_metrics_frequency(v, c.gpu_metrics_hz))
+            expected(env::kGpuMetricsFrequency, v, env::kGpuMetricsFrequencyExpected);
+    }
+    if (const char* v = lookup(env::kGpuMetricsSet); v && *v) c.gpu_metrics_set = v;
     if (const char* v = lookup(env::kCuptiDeviceBufferMb); v && *v) {
         if (!env::parse_count(v, n) || n == 0 || n > 1024) bad(env::kCuptiDeviceBufferMb, v, "expected MiB, 1..1024");
         else c.cupti_device_buffer_mb = static_cast<uint32_t>(n);

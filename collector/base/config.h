@@ -47,6 +47,9 @@ struct Config {
     GraphTrace graph_trace = GraphTrace::Node;  // GPROF_CUDA_GRAPH_TRACE
     bool nested_driver_calls = false;         // GPROF_CUDA_NESTED_DRIVER_CALLS=1
     ApiSource api_source = ApiSource::Activity;  // GPROF_CUDA_API
+    env::GpuMetricsDevices gpu_metrics_devices;  // GPROF_GPU_METRICS_DEVICES; none by default
+    uint32_t gpu_metrics_hz = env::kGpuMetricsDefaultHz;  // GPROF_GPU_METRICS_FREQUENCY
+    std::string gpu_metrics_set;              // GPROF_GPU_METRICS_SET; empty = each device's default (checked at use)
     uint32_t cupti_device_buffer_mb = 0;      // GPROF_CUPTI_DEVICE_BUFFER_MB; 0 = CUPTI's default
     uint32_t cupti_preallocate = 0;           // GPROF_CUPTI_PREALLOCATE; 0 = CUPTI's default
     bool cupti_zeroed_buffers = false;        // GPROF_CUPTI_ZEROED_BUFFERS=1

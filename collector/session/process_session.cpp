@@ -21,6 +21,7 @@
 #include "base/config.h"
 #include "base/descriptors.h"
 #include "session/exec_records.h"
+#include "session/gpu_metrics.h"
 #include "base/log.h"
 #include "process/process_info.h"
 #include "process/trace_file.h"
@@ -643,6 +644,7 @@ int session_initialize_injection() noexcept {
             }
         }
         if (!pipeline || g_cuda_attempted.exchange(true)) return 1;
+        start_gpu_metrics(config, *pipeline);
         if (!config.trace_cuda) {
             pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Info, 0,
                                   "CUDA activity not recorded: turned off (GPROF_TRACE)");

@@ -152,4 +152,34 @@ bool is_log_level(std::string_view text) {
     return text == "trace" || text == "debug" || text == "info" || text == "warn" || text == "error" || text == "off";
 }
 
+bool parse_gpu_metrics_devices(std::string_view text, GpuMetricsDevices& out) {
+    if (text == "none") {
+        out = GpuMetricsDevices{};
+        return true;
+    }
+    if (text == "all") {
+        out = GpuMetricsDevices{true, 0};
+        return true;
+    }
+    GpuMetricsDevices d;
+    while (true) {
+        size_t comma = text.find(',');
+        std::string_view item = text.substr(0, comma);
+        uint64_t n = 0;
+        if (!parse_count(item, n) || n >= 64 || (d.listed >> n) & 1u) return false;
+        d.listed |= uint64_t{1} << n;
+        if (comma == std::string_view::npos) break;
+        text = text.substr(comma + 1);
+    }
+    out = d;
+    return true;
+}
+
+bool parse_gpu_metrics_frequency(std::string_view text, uint32_t& hz) {
+    uint64_t n = 0;
+    if (!parse_count(text, n) || n < kGpuMetricsMinHz || n > kGpuMetricsMaxHz) return false;
+    hz = static_cast<uint32_t>(n);
+    return true;
+}
+
 }  // namespace gprof::env

@@ -48,6 +48,9 @@ std::vector<EnvChange> collector_environment(const LaunchOptions& o, const std::
     c.push_back({e::kCudaNestedDriverCalls,
                  o.cuda_nested_driver_calls ? std::optional<std::string>("1") : std::nullopt});
     c.push_back({e::kCudaApi, o.cuda_api});
+    c.push_back({e::kGpuMetricsDevices, o.gpu_metrics_devices});
+    c.push_back({e::kGpuMetricsFrequency, o.gpu_metrics_frequency});
+    c.push_back({e::kGpuMetricsSet, o.gpu_metrics_set});
     c.push_back({e::kDelay, o.delay_sec});
     c.push_back({e::kDuration, o.duration_sec});
     c.push_back({e::kNoChildren, o.no_children ? std::optional<std::string>("1") : std::nullopt});

@@ -14,6 +14,7 @@
 #include "gprof/env/values.h"
 #include "output/suggest.h"
 #include "gprof/version.h"
+#include "gpu_metrics_options.h"
 
 namespace gprof::launcher {
 namespace {
@@ -304,6 +305,8 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
                    "Where CUDA API calls are recorded from: activity (default: CUPTI's API records), callback (CUPTI's "
                    "callbacks, timed by gprof-run) or off (GPU activity only); see docs/performance.md")
         ->type_name("activity|callback|off");
+    GpuMetricsText gpu_metrics;
+    add_gpu_metrics_options(app, gpu_metrics);
     app.add_option("-y,--delay", delay, "Start recording SEC seconds after each process starts")
         ->type_name("SEC");
     app.add_option("-d,--duration", duration, "Stop recording after SEC seconds; the app runs on")
@@ -398,6 +401,10 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
     }
     if (version) {
         result.to_stdout = std::string(GPROF_PRODUCER) + "\n";
+        return result;
+    }
+    if (gpu_metrics_help_asked(app, gpu_metrics)) {
+        result.to_stdout = gpu_metrics_set_help();
         return result;
     }
 
@@ -542,6 +549,7 @@ ParseResult parse_command_line(int argc, const char* const* argv) {
             return fail("--cuda-api: '" + cuda_api + "' is not " + gprof::env::kApiSourceExpected);
         o.cuda_api = cuda_api;
     }
+    if (auto e = take_gpu_metrics_options(app, gpu_metrics, o, result.notes); !e.empty()) return fail(e);
     if (app.count("--delay")) {
         if (auto e = check_seconds(delay, true); !e.empty()) return fail("--delay: " + e);
         o.delay_sec = delay;

@@ -28,6 +28,10 @@ struct LaunchOptions {
     std::optional<std::string> cuda_graph_trace;   // node | graph
     bool cuda_nested_driver_calls = false;
     std::optional<std::string> cuda_api;           // activity | callback | off (GPROF_CUDA_API)
+    // GPU metrics (issue 37, nsys's --gpu-metrics-*), checked and passed as typed; unset: not sampled.
+    std::optional<std::string> gpu_metrics_devices;    // all | N[,N] (none leaves it unset)
+    std::optional<std::string> gpu_metrics_frequency;  // Hz, 10..200000
+    std::optional<std::string> gpu_metrics_set;        // a name of collector/metrics's list
     std::optional<std::string> delay_sec;     // validated decimal text, passed through as typed
     std::optional<std::string> duration_sec;
     std::string kernel_filter;                // validated ECMAScript regex

@@ -205,6 +205,44 @@ TEST_CASE("config: the variables' grammar is the one gprof-run checks its option
     CHECK(parse({{"GPROF_CAPTURE_RANGE_END", "repeat:4294967295"}}).capture_end_count == 4294967295u);
 }
 
+TEST_CASE("config: GPU metrics devices, frequency and set (issue 37)", "[gpu-metrics]") {
+    Config off = parse({});
+    CHECK_FALSE(off.gpu_metrics_devices.any());
+    CHECK(off.gpu_metrics_hz == 10000);
+    CHECK(off.gpu_metrics_set.empty());
+    Config all = parse({{"GPROF_GPU_METRICS_DEVICES", "all"}, {"GPROF_GPU_METRICS_FREQUENCY", "200000"},
+                        {"GPROF_GPU_METRICS_SET", "gh100"}});
+    CHECK(all.gpu_metrics_devices.has(0));
+    CHECK(all.gpu_metrics_devices.has(63));
+    CHECK(all.gpu_metrics_hz == 200000);
+    CHECK(all.gpu_metrics_set == "gh100");
+    CHECK(all.warnings.empty());
+    Config some = parse({{"GPROF_GPU_METRICS_DEVICES", "0,3,63"}});
+    CHECK(some.gpu_metrics_devices.any());
+    CHECK(some.gpu_metrics_devices.has(3));
+    CHECK(some.gpu_metrics_devices.has(63));
+    CHECK_FALSE(some.gpu_metrics_devices.has(1));
+    CHECK_FALSE(some.gpu_metrics_devices.has(64));
+    CHECK_FALSE(parse({{"GPROF_GPU_METRICS_DEVICES", "none"}}).gpu_metrics_devices.any());
+    // Refused: the value falls back to its default with one warning naming the grammar.
+    for (auto [name, value] : {std::pair{"GPROF_GPU_METRICS_DEVICES", "64"}, {"GPROF_GPU_METRICS_DEVICES", "0,0"},
+                               {"GPROF_GPU_METRICS_DEVICES", "1,"}, {"GPROF_GPU_METRICS_DEVICES", ""},
+                               {"GPROF_GPU_METRICS_DEVICES", "All"}, {"GPROF_GPU_METRICS_DEVICES", "-1"},
+                               {"GPROF_GPU_METRICS_DEVICES", " 1"}, {"GPROF_GPU_METRICS_FREQUENCY", "9"},
+                               {"GPROF_GPU_METRICS_FREQUENCY", "200001"}, {"GPROF_GPU_METRICS_FREQUENCY", "10k"}}) {
+        INFO(name << "=" << value);
+        Config c = parse({{name, value}});
+        if (*value == '\0') {  // an empty variable is unset, as every other
+            CHECK(c.warnings.empty());
+            continue;
+        }
+        REQUIRE(c.warnings.size() == 1);
+        CHECK(c.warnings[0].find("expected") != std::string::npos);
+        CHECK_FALSE(c.gpu_metrics_devices.any());
+        CHECK(c.gpu_metrics_hz == 10000);
+    }
+}
+
 TEST_CASE("clock: monotonic / in step with CLOCK_MONOTONIC") {
     clock::init();
     uint64_t prev = clock::now();

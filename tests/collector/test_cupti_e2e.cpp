@@ -274,6 +274,46 @@ TEST_CASE("e2e: a forced flush that hangs cannot hang the exit", "[cupti][e2e]")
     CHECK(has_status(ts[0], "timed out"));
 }
 
+TEST_CASE("e2e: GPU metrics asked for before the sampler exists: one line, in the trace too, never silence",
+          "[cupti][e2e][gpu-metrics]") {
+    const std::string line = "GPU metrics not sampled: this gprof-run does not sample them yet (issue 37)";
+    auto count = [](const std::string& text, const std::string& what) {
+        size_t n = 0;
+        for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; ++p) ++n;
+        return n;
+    };
+    {
+        E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "all"}});
+        INFO(e.run.err);
+        CHECK(e.run.exit_code() == 0);
+        CHECK(e.run.out == "done basic (CUPTI subscribed: 1)\n");
+        CHECK(count(e.run.err, line) == 1);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(ts[0].count_status(line, trace::StatusLevel::Warning) == 1);
+        CHECK(ts[0].count(trace::RecordKind::Kernel) == 10);  // CUDA recorded as ever
+    }
+    {
+        // Under gprof-run the summary lists it: the collector's stderr stays quiet. A set name not in the list is
+        // said in the same line.
+        E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "0"}, {"GPROF_STATUS_IN_SUMMARY", "1"},
+                            {"GPROF_GPU_METRICS_SET", "hopper"}});
+        INFO(e.run.err);
+        CHECK(count(e.run.err, "GPU metrics") == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(ts[0].count_status(line + "; and GPROF_GPU_METRICS_SET=\"hopper\" is no metric set (gh100, ga100",
+                                 trace::StatusLevel::Warning) == 1);
+    }
+    {
+        E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "none"}});
+        CHECK(count(e.run.err, "GPU metrics") == 0);
+        auto ts = e.traces();
+        REQUIRE(ts.size() == 1);
+        CHECK(ts[0].count_status("GPU metrics") == 0);
+    }
+}
+
 TEST_CASE("e2e: another profiler's CUPTI subscriber: one stderr line, app unharmed, reason in the trace",
           "[cupti][e2e]") {
     E2E e("basic", 10, {{"GPROF_TEST_STANDIN_SCRIPT", "multiple-subscribers"}});

@@ -51,6 +51,16 @@ TEST_CASE("options map onto the contract's variables", "[launcher][env]") {
     CHECK_FALSE(value_of(c, e::kCudaGraphTrace));
     CHECK_FALSE(value_of(c, e::kCudaNestedDriverCalls));
     CHECK_FALSE(value_of(c, e::kCudaBacktrace));
+    CHECK_FALSE(value_of(c, e::kGpuMetricsDevices));
+    CHECK_FALSE(value_of(c, e::kGpuMetricsFrequency));
+    CHECK_FALSE(value_of(c, e::kGpuMetricsSet));
+    o.gpu_metrics_devices = "0,2";
+    o.gpu_metrics_frequency = "2000";
+    o.gpu_metrics_set = "ga100";
+    c = collector_environment(o, "/p/lib/gprof-run/libgprof-collector.so", "/runs/r1", "abc", nullptr);
+    CHECK(value_of(c, e::kGpuMetricsDevices) == std::optional<std::string>("0,2"));
+    CHECK(value_of(c, e::kGpuMetricsFrequency) == std::optional<std::string>("2000"));
+    CHECK(value_of(c, e::kGpuMetricsSet) == std::optional<std::string>("ga100"));
     o.capture_range_end = "repeat:3";
     o.cudabacktrace = "kernel:500,sync";
     o.cuda_graph_trace = "graph";

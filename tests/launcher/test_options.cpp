@@ -1,6 +1,8 @@
 // The command line: what belongs to gprof-run, what belongs to the app, and every option's validation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "options.h"
 
 using namespace gprof::launcher;
@@ -416,4 +418,61 @@ TEST_CASE("nsys habits: --export takes its names from the outputs list, a typo i
     r = parse({"--export", "hdf", "./app"});
     REQUIRE(r.options);
     CHECK(r.notes.size() == 1);
+}
+
+TEST_CASE("GPU metrics options: nsys's spellings, checked, a set list on help (issue 37)", "[launcher][options]") {
+    auto r = parse({"--gpu-metrics-devices=all", "--gpu-metrics-frequency", "20000", "--gpu-metrics-set", "gh100",
+                    "app"});
+    REQUIRE(r.options);
+    CHECK(r.options->gpu_metrics_devices == std::optional<std::string>("all"));
+    CHECK(r.options->gpu_metrics_frequency == std::optional<std::string>("20000"));
+    CHECK(r.options->gpu_metrics_set == std::optional<std::string>("gh100"));
+    CHECK(r.notes.empty());
+    r = parse({"--gpu-metrics-devices", "0,1", "app"});
+    REQUIRE(r.options);
+    CHECK(r.options->gpu_metrics_devices == std::optional<std::string>("0,1"));
+    CHECK_FALSE(r.options->gpu_metrics_frequency);
+    // none, the default, sets nothing.
+    r = parse({"--gpu-metrics-devices=none", "app"});
+    REQUIRE(r.options);
+    CHECK_FALSE(r.options->gpu_metrics_devices);
+    CHECK_FALSE(parse({"app"}).options->gpu_metrics_devices);
+    // A rate or a set without devices: taken, and a note says it changes nothing.
+    r = parse({"--gpu-metrics-frequency=100", "app"});
+    REQUIRE(r.options);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0] == "--gpu-metrics-frequency changes nothing without --gpu-metrics-devices all or N[,N]: no GPU "
+                        "is sampled");
+    r = parse({"--gpu-metrics-set=gb100", "--gpu-metrics-devices=none", "app"});
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("--gpu-metrics-set changes nothing") == 0);
+    // Errors: status 2, one line naming the option and what it takes.
+    const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+        {{"--gpu-metrics-devices=0,0", "app"}, "--gpu-metrics-devices: '0,0' is not none, all or a comma list of "
+                                               "CUDA device numbers 0-63 (each once)"},
+        {{"--gpu-metrics-devices=64", "app"}, "--gpu-metrics-devices: '64' is not"},
+        {{"--gpu-metrics-devices=cuda-visible", "app"}, "--gpu-metrics-devices: 'cuda-visible' is not"},
+        {{"--gpu-metrics-frequency=5", "app"}, "--gpu-metrics-frequency: '5' is not a rate from 10 to 200000 Hz"},
+        {{"--gpu-metrics-frequency=10kHz", "app"}, "--gpu-metrics-frequency: '10kHz' is not"},
+        {{"--gpu-metrics-set=gh10", "app"}, "--gpu-metrics-set: 'gh10' is no metric set (gh100, ga100, ga10x, ad10x, "
+                                            "gb100, gb20x; --gpu-metrics-set help lists them); did you mean 'gh100'?"},
+        {{"--gpu-metrics-set=GH100", "app"}, "--gpu-metrics-set: 'GH100' is no metric set"},
+    };
+    for (const auto& [args, line] : bad) {
+        auto b = parse(args);
+        INFO(args[0] << ": " << b.to_stderr);
+        CHECK_FALSE(b.options);
+        CHECK(b.exit_code == 2);
+        // One error line, then the usual pointer to --help.
+        CHECK(b.to_stderr.rfind("gprof-run: error: " + line, 0) == 0);
+        CHECK(std::count(b.to_stderr.begin(), b.to_stderr.end(), '\n') == 2);
+    }
+    // help: every set of the list on stdout, exit 0, no app needed.
+    auto help = parse({"--gpu-metrics-set", "help"});
+    CHECK(help.exit_code == 0);
+    CHECK_FALSE(help.options);
+    CHECK(help.to_stdout.find("gh100  Hopper") != std::string::npos);
+    CHECK(help.to_stdout.find("  chips: GH100\n") != std::string::npos);
+    CHECK(help.to_stdout.find("gb20x") != std::string::npos);
+    CHECK(help.to_stdout.find("  sm__cycles_active.avg.pct_of_peak_sustained_elapsed\n") != std::string::npos);
 }

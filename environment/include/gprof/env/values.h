@@ -104,6 +104,26 @@ bool parse_switch(std::string_view text, bool& out);
 // GPROF_LOG_LEVEL: trace, debug, info, warn, error or off.
 bool is_log_level(std::string_view text);
 
+// GPROF_GPU_METRICS_DEVICES (nsys's --gpu-metrics-devices): none, all, or a comma list of CUDA device numbers
+// (the process's ordinals, as cudaSetDevice takes them) 0..63, each at most once.
+struct GpuMetricsDevices {
+    bool all = false;
+    uint64_t listed = 0;  // bit d: device d
+    bool any() const { return all || listed != 0; }
+    bool has(uint32_t device) const { return all || (device < 64 && (listed >> device) & 1u); }
+};
+bool parse_gpu_metrics_devices(std::string_view text, GpuMetricsDevices& out);
+inline constexpr const char* kGpuMetricsDevicesExpected =
+    "none, all or a comma list of CUDA device numbers 0-63 (each once)";
+// GPROF_GPU_METRICS_FREQUENCY (nsys's --gpu-metrics-frequency): samples per second, 10..200000, default 10000.
+inline constexpr uint32_t kGpuMetricsMinHz = 10;
+inline constexpr uint32_t kGpuMetricsMaxHz = 200000;
+inline constexpr uint32_t kGpuMetricsDefaultHz = 10000;
+bool parse_gpu_metrics_frequency(std::string_view text, uint32_t& hz);
+inline constexpr const char* kGpuMetricsFrequencyExpected = "a rate from 10 to 200000 Hz";
+// GPROF_GPU_METRICS_SET: a set's name; the names are collector/metrics/metric_sets.h's list, which both sides check
+// against (unset: each device's default set for its chip).
+
 // A plain decimal count (GPROF_ROOT_PID, sizes, periods): digits only, at most 19 of them.
 bool parse_count(std::string_view text, uint64_t& out);
 

@@ -58,6 +58,11 @@ inline constexpr const char* kCudaApi = "GPROF_CUDA_API";
 inline constexpr const char* kCuptiDeviceBufferMb = "GPROF_CUPTI_DEVICE_BUFFER_MB";
 inline constexpr const char* kCuptiPreallocate = "GPROF_CUPTI_PREALLOCATE";
 inline constexpr const char* kCuptiZeroedBuffers = "GPROF_CUPTI_ZEROED_BUFFERS";
+// GPU metrics (issue 37, nsys's --gpu-metrics-*): which devices to sample (values.h: none, all or N[,N]; unset =
+// none), how often (Hz, default 10000) and which metric set (unset: each device's default for its chip).
+inline constexpr const char* kGpuMetricsDevices = "GPROF_GPU_METRICS_DEVICES";
+inline constexpr const char* kGpuMetricsFrequency = "GPROF_GPU_METRICS_FREQUENCY";
+inline constexpr const char* kGpuMetricsSet = "GPROF_GPU_METRICS_SET";
 // Seconds (decimal) after process start before recording begins / after which recording stops.
 inline constexpr const char* kDelay = "GPROF_DELAY_SEC";
 inline constexpr const char* kDuration = "GPROF_DURATION_SEC";
