@@ -1,64 +1,40 @@
 #include "metrics/metric_sets.h"
 
 #include <array>
+#include <cstddef>
 
 namespace gprof::collector::metrics {
 namespace {
 
 // The quantities nsys's GPU metrics show (SM active, tensor active, DRAM bandwidth, warps in flight, GR active,
-// PCIe), as PM-sampling metrics. Order = what is kept when a chip cannot count them all in one pass.
-//
-// Hopper: the eight the PM-sampling probe sampled on an H200 (2026-11-27, values checked phase by phase:
-// docs/validation.md "PM sampling on the H200"), then PCIe traffic. GR active over elapsed cycles gives the GR
-// active share and, over the sample's length, the clock.
-constexpr std::array kHopperMetrics = {
-    "gr__cycles_active.sum",
-    "gr__cycles_elapsed.max",
-    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "pcie__read_bytes.sum",
-    "pcie__write_bytes.sum",
-};
-// Ampere, Ada and Blackwell: the same quantities, the shares first (they say the most in one number each), then
-// the cycle counts and byte counts. Which of them a chip counts in one pass: test_metric_config.cpp.
-constexpr std::array kCommonMetrics = {
+// PCIe), as PM-sampling metrics. Order = what is kept when a chip cannot count them all in one pass: the shares
+// first (each says the most in one number), then the cycle counts (GR active over elapsed cycles gives the GR active
+// share, elapsed cycles over the sample's length the clock), then byte counts. Which of them each chip counts in one
+// pass: tests/collector/test_metric_config.cpp, docs/gpu-metrics.md. On Hopper these are the eight the PM-sampling
+// probe sampled on an H200 (2026-11-27, values checked phase by phase: docs/validation.md "PM sampling on the
+// H200") and PCIe traffic; all ten fit in one pass there.
+constexpr std::array kCoreMetrics = {
     "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
     "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
     "gr__cycles_active.sum",
     "gr__cycles_elapsed.max",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "pcie__read_bytes.sum",
-    "pcie__write_bytes.sum",
 };
-// Blackwell datacenter parts: the host library (CUDA 13.0) knows no pcie__* metric for GB100.
-constexpr std::array kBlackwellDatacenterMetrics = {
-    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
-    "gr__cycles_active.sum",
-    "gr__cycles_elapsed.max",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-};
-// Blackwell GeForce/workstation parts: no dram__bytes_read/write for GB20x in CUDA 13.0's host library.
-constexpr std::array kBlackwellClientMetrics = {
-    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
-    "gr__cycles_active.sum",
-    "gr__cycles_elapsed.max",
-    "pcie__read_bytes.sum",
-    "pcie__write_bytes.sum",
-};
+constexpr std::array kDramBytes = {"dram__bytes_read.sum", "dram__bytes_write.sum"};  // none for GB20x (CUDA 13.0)
+constexpr std::array kPcieBytes = {"pcie__read_bytes.sum", "pcie__write_bytes.sum"};  // none for GB100 (CUDA 13.0)
+
+template <size_t A, size_t B>
+constexpr std::array<const char*, A + B> join(const std::array<const char*, A>& a, const std::array<const char*, B>& b) {
+    std::array<const char*, A + B> out{};
+    for (size_t i = 0; i < A; ++i) out[i] = a[i];
+    for (size_t i = 0; i < B; ++i) out[A + i] = b[i];
+    return out;
+}
+
+constexpr auto kAllMetrics = join(join(kCoreMetrics, kDramBytes), kPcieBytes);
+constexpr auto kBlackwellDatacenterMetrics = join(kCoreMetrics, kDramBytes);
+constexpr auto kBlackwellClientMetrics = join(kCoreMetrics, kPcieBytes);
 
 constexpr std::array kHopperChips = {"GH100"};
 constexpr std::array kAmpereDatacenterChips = {"GA100"};
@@ -68,10 +44,10 @@ constexpr std::array kBlackwellDatacenterChips = {"GB100", "GB102", "GB110"};
 constexpr std::array kBlackwellClientChips = {"GB202", "GB203", "GB205", "GB206", "GB207"};
 
 constexpr std::array kSets = {
-    MetricSet{"gh100", "Hopper (H100, H200, GH200)", kHopperChips, kHopperMetrics},
-    MetricSet{"ga100", "Ampere datacenter (A100, A30)", kAmpereDatacenterChips, kCommonMetrics},
-    MetricSet{"ga10x", "Ampere (A10, A40, RTX 30, Orin)", kAmpereChips, kCommonMetrics},
-    MetricSet{"ad10x", "Ada (L4, L40, RTX 40)", kAdaChips, kCommonMetrics},
+    MetricSet{"gh100", "Hopper (H100, H200, GH200)", kHopperChips, kAllMetrics},
+    MetricSet{"ga100", "Ampere datacenter (A100, A30)", kAmpereDatacenterChips, kAllMetrics},
+    MetricSet{"ga10x", "Ampere (A10, A40, RTX 30, Orin)", kAmpereChips, kAllMetrics},
+    MetricSet{"ad10x", "Ada (L4, L40, RTX 40)", kAdaChips, kAllMetrics},
     MetricSet{"gb100", "Blackwell datacenter (B200, GB200)", kBlackwellDatacenterChips,
               kBlackwellDatacenterMetrics},
     MetricSet{"gb20x", "Blackwell (RTX PRO 6000, RTX 50)", kBlackwellClientChips, kBlackwellClientMetrics},

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 #include <set>
 #include <string>
@@ -42,6 +43,16 @@ metrics::ProfilerHostApi host_of(const cupti::CuptiApi& api) {
     INFO("missing " << missing);
     REQUIRE(metrics::resolve_profiler_host(api, host, missing));
     return host;
+}
+
+// The real library's host API, or null (said) on a machine without the toolkit's libcupti.
+std::optional<metrics::ProfilerHostApi> real_host() {
+    const cupti::CuptiApi* api = real_cupti();
+    if (!api) {
+        WARN("no toolkit libcupti.so.13 on this machine: the real host API is not tested");
+        return std::nullopt;
+    }
+    return host_of(*api);
 }
 
 // The number of passes of `image`, asked of the library independently of build_metric_config.
@@ -80,12 +91,9 @@ TEST_CASE("metric sets: unique names, each chip in one set, lookups by name and 
 }
 
 TEST_CASE("real host API: every set has a one-pass config image on each of its chips", "[metrics][real]") {
-    const cupti::CuptiApi* api = real_cupti();
-    if (!api) {
-        WARN("no toolkit libcupti.so.13 on this machine: the real host API is not tested");
-        return;
-    }
-    metrics::ProfilerHostApi host = host_of(*api);
+    auto real = real_host();
+    if (!real) return;
+    const metrics::ProfilerHostApi& host = *real;
     for (const MetricSet& s : metrics::metric_sets()) {
         for (const char* chip : s.chips) {
             MetricConfig c = metrics::build_metric_config(host, chip, s, nullptr);
@@ -101,12 +109,9 @@ TEST_CASE("real host API: every set has a one-pass config image on each of its c
 }
 
 TEST_CASE("real host API: what each family keeps and leaves out (CUDA 13.0)", "[metrics][real]") {
-    const cupti::CuptiApi* api = real_cupti();
-    if (!api) {
-        WARN("no toolkit libcupti.so.13 on this machine: the real host API is not tested");
-        return;
-    }
-    metrics::ProfilerHostApi host = host_of(*api);
+    auto real = real_host();
+    if (!real) return;
+    const metrics::ProfilerHostApi& host = *real;
     auto config = [&](const char* set, const char* chip) {
         const MetricSet* s = metrics::find_metric_set(set);
         REQUIRE(s);
@@ -140,12 +145,9 @@ TEST_CASE("real host API: what each family keeps and leaves out (CUDA 13.0)", "[
 }
 
 TEST_CASE("real host API: a chip it does not know or will not sample is one line, no image", "[metrics][real]") {
-    const cupti::CuptiApi* api = real_cupti();
-    if (!api) {
-        WARN("no toolkit libcupti.so.13 on this machine: the real host API is not tested");
-        return;
-    }
-    metrics::ProfilerHostApi host = host_of(*api);
+    auto real = real_host();
+    if (!real) return;
+    const metrics::ProfilerHostApi& host = *real;
     const MetricSet& hopper = *metrics::find_metric_set("gh100");
     MetricConfig unknown = metrics::build_metric_config(host, "GH102", hopper, nullptr);
     CHECK_FALSE(unknown.ok());
