@@ -85,6 +85,10 @@ void ProcessIdentity::gather() {
         hostname = std::string(v.substr(0, slash));
         boot_id = slash == std::string_view::npos ? "test:" + hostname : std::string(v.substr(slash + 1));
     }
+    // "pid:[4026531836]": containers on one host share its name and boot id, and each numbers its processes from 1.
+    std::string ns = read_link("/proc/self/ns/pid");
+    size_t open = ns.find('[');
+    pid_ns = open == std::string::npos ? 0 : std::strtoull(ns.c_str() + open + 1, nullptr, 10);
     executable = read_link("/proc/self/exe");
     // argv from /proc/self/cmdline (NUL-separated). Never the environment: it carries secrets.
     std::string cmdline = read_small_file("/proc/self/cmdline");

@@ -21,6 +21,7 @@ struct ProcessIdentity {
     int64_t ppid = 0;
     std::string hostname;
     std::string boot_id;     // /proc/sys/kernel/random/boot_id, else "machine:" + /etc/machine-id (trace::HeaderInfo)
+    uint64_t pid_ns = 0;     // the inode of /proc/self/ns/pid: the pid namespace `pid` is numbered in (0: unknown)
     std::string executable;  // /proc/self/exe
     std::vector<std::string> args;  // /proc/self/cmdline
     std::vector<const char*> argv;

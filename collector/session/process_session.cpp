@@ -207,6 +207,7 @@ bool open_trace(State& s, int64_t pid) {
     h.ppid = s.identity.ppid;
     h.hostname = s.identity.hostname.c_str();
     h.boot_id = s.identity.boot_id.c_str();
+    h.pid_ns = s.identity.pid_ns;
     h.executable = s.identity.executable.c_str();
     h.argv = s.identity.argv.data();
     h.argc = static_cast<uint32_t>(s.identity.argv.size());

@@ -279,6 +279,7 @@ struct HeaderView {
     ClockReference clock;
     uint32_t cuda_driver_version = 0;
     uint32_t cupti_api_version = 0;
+    uint64_t pid_ns = 0;
 };
 
 }  // namespace gprof::trace::codec

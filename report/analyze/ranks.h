@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/straggler.h"
+#include "model/identity.h"
 #include "model/model.h"
 #include "output/table.h"
 
@@ -59,10 +60,15 @@ struct RankFigures {
 std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pattern);
 // The order ranks are listed in: by rank number, then the processes without one by host and pid.
 bool rank_order(const RankFigures& a, const RankFigures& b);
+// Two ranks or more among the figures: a distributed job, whose ranks report.html compares (a process tree without
+// ranks, a parent and its CUDA child, is not one).
+bool has_several_ranks(const std::vector<RankFigures>& figures);
 
-inline constexpr int kRankFiguresSchemaVersion = 1;
+// 2: steps by column ({"start_after_first_ns": [...], "duration_ns": [...], "nccl_ns": [...], "compute_ns": [...]});
+// 1: one object per step ({"start_ns", "duration_ns", "nccl_ns", "compute_ns"}). Both are read.
+inline constexpr int kRankFiguresSchemaVersion = 2;
 nlohmann::json rank_figures_to_json(const RankFigures& f);
-// Throws std::invalid_argument naming the problem when `j` is not rank figures of this schema.
+// Throws std::invalid_argument naming the problem when `j` is not rank figures of a schema this reads.
 RankFigures rank_figures_from_json(const nlohmann::json& j);
 
 // ----- the cross-rank view -------------------------------------------------------------------------------------
@@ -125,9 +131,6 @@ struct RankRenderOptions {
     size_t max_step_rows = 20;  // the first steps and the widest spreads; 0 = every step
     bool all_ranks = false;     // one row per rank even above kRanksListedWhole
 };
-// Up to this many ranks the table lists every rank; above, the distribution across ranks and the ranks that stand
-// out (--all-ranks for every row).
-inline constexpr size_t kRanksListedWhole = 32;
 // Text (table / markdown) of the view: the straggler line, the ranks (every one, or the distribution and the top
 // ones), the per-step table.
 void render_rank_view(const RankView& v, OutputFormat format, std::ostream& out, const RankRenderOptions& options = {});

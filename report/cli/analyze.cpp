@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "analyze/rank_inputs.h"
 #include "analyze/ranks.h"
 #include "cli/subcommands.h"
 #include "output/output_file.h"
@@ -31,6 +32,40 @@ struct AnalyzeArgs {
     bool all_ranks = false;
 };
 
+// analyze of a large job from its rank figures: the ranks view, and where the analysis of one rank is.
+int analyze_job_figures(const AnalyzeArgs& args, OutputFormat format, const RankInputs& where) {
+    RankView view;
+    try {
+        std::vector<RankFigures> figures;
+        Filter filter;
+        for (const auto& c : args.clock_offsets) parse_clock_offset(c, filter);
+        LoadOptions lo;
+        lo.filter = filter;
+        JobFigures job = job_figures(where.figures_files, "", lo);
+        view = compare_ranks(std::move(job.ranks));
+        std::optional<OutputFile> file;
+        if (!args.output.empty()) file.emplace(args.output, args.force);
+        std::ostream& out = file ? file->stream() : std::cout;
+        const std::string note = "a job of " + std::to_string(view.ranks.size()) + " ranks, from the rank figures of " +
+                                 std::to_string(where.figures_files.size()) + " run directories: the ranks compared "
+                                 "(the bottleneck analysis of one rank: gprof-report analyze RUN_DIR)";
+        if (format == OutputFormat::Json) {
+            nlohmann::json j = {{"job", note}, {"ranks", rank_view_to_json(view)}};
+            out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        } else {
+            std::ostringstream text;
+            text << (format == OutputFormat::Markdown ? "# Analysis\n\n" : "Analysis: ") << note << "\n\n";
+            render_rank_view(view, format, text, {20, args.all_ranks});
+            out << printable_text(text.str());
+        }
+        if (file) file->commit();
+    } catch (const std::exception& e) {
+        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}
+
 int run_analyze(const AnalyzeArgs& args) {
     OutputFormat format;
     try {
@@ -41,6 +76,18 @@ int run_analyze(const AnalyzeArgs& args) {
         return 2;
     }
     std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
+    // A large job whose run directories all hold their rank figures (gprof-run writes them): the ranks view from the
+    // figures alone, never every rank's records in one process (docs/distributed.md). Inputs it cannot sort out are
+    // left to the load below, which says what is wrong with them.
+    if (args.step_range.empty()) {
+        std::optional<RankInputs> where;
+        try {
+            where = rank_inputs(inputs, true);
+        } catch (const std::exception&) {
+        }
+        if (where && where->run_dirs.empty() && where->figures_files.size() > kRanksListedWhole)
+            return analyze_job_figures(args, format, *where);
+    }
     Run run;
     try {
         LoadOptions lo;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/rank_inputs.h"
 #include "analyze/ranks.h"
 #include "cli/subcommands.h"
 #include "output/output_file.h"
@@ -20,8 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr uintmax_t kMaxFiguresFileBytes = uintmax_t(512) << 20;  // 512 ranks x 100k steps fit many times over
 
 struct RanksArgs {
     std::vector<std::string> inputs;
@@ -35,36 +34,6 @@ struct RanksArgs {
     bool nested_driver_calls = false;
 };
 
-bool is_figures_file(const fs::path& p) {
-    std::error_code ec;
-    return p.extension() == ".json" && fs::is_regular_file(p, ec);
-}
-
-// The rank figures in a JSON file written by `ranks --format json` (or by `analyze --format json`, whose "ranks"
-// key holds the same view).
-std::vector<RankFigures> read_figures(const fs::path& p) {
-    std::error_code ec;
-    uintmax_t size = fs::file_size(p, ec);
-    if (ec) throw std::runtime_error("cannot read '" + p.string() + "': " + ec.message());
-    if (size > kMaxFiguresFileBytes)
-        throw std::runtime_error("'" + p.string() + "' is " + std::to_string(size >> 20) +
-                                 " MiB: larger than any rank figures file (512 MiB at most)");
-    std::ifstream in(p, std::ios::binary);
-    json j = json::parse(in, nullptr, false);
-    if (j.is_discarded()) throw std::runtime_error("'" + p.string() + "' is not valid JSON");
-    if (j.is_object() && j.contains("ranks") && j["ranks"].is_object()) j = j["ranks"];  // analyze's JSON
-    if (!j.is_object() || !j.contains("ranks") || !j["ranks"].is_array())
-        throw std::runtime_error("'" + p.string() + "' holds no rank figures (write them with gprof-report ranks "
-                                 "--format json)");
-    std::vector<RankFigures> out;
-    try {
-        for (const json& f : j["ranks"]) out.push_back(rank_figures_from_json(f));
-    } catch (const std::exception& e) {
-        throw std::runtime_error("'" + p.string() + "': " + e.what());
-    }
-    return out;
-}
-
 int run_ranks(const RanksArgs& args) {
     const char* who = "gprof-report: error: ranks: ";
     OutputFormat format;
@@ -77,39 +46,19 @@ int run_ranks(const RanksArgs& args) {
     }
     std::vector<RankFigures> figures;
     try {
-        Filter filter;
-        filter.nested_driver_calls = args.nested_driver_calls;
-        for (const auto& c : args.clock_offsets) parse_clock_offset(c, filter);
-        std::vector<fs::path> traces;
-        for (const auto& in : args.inputs) {
-            if (!is_figures_file(in)) {
-                traces.emplace_back(in);
-                continue;
-            }
-            for (RankFigures& f : read_figures(in)) {
-                // Figures carry their host's own clock: the correction applies here, as it does to traces.
-                auto it = filter.clock_offsets.find(f.host);
-                if (it != filter.clock_offsets.end()) {
-                    f.first_ns += it->second;
-                    f.last_ns += it->second;
-                    for (auto& s : f.steps) s.start_ns += it->second;
-                }
-                figures.push_back(std::move(f));
-            }
+        LoadOptions lo;
+        lo.filter.nested_driver_calls = args.nested_driver_calls;
+        for (const auto& c : args.clock_offsets) parse_clock_offset(c, lo.filter);
+        lo.keep_backtraces = false;
+        // Figures where a run directory has them, its traces one run directory at a time where not
+        // (analyze/rank_inputs.h): never every record of the job at once.
+        JobFigures job = job_figures(std::vector<fs::path>(args.inputs.begin(), args.inputs.end()), args.step_range, lo);
+        for (const auto& w : job.warnings) std::cerr << "gprof-report: warning: " << w << '\n';
+        if (job.from_figures == 0 && job.processes == 0) {
+            std::cerr << who << "no readable trace among the inputs\n";
+            return 2;
         }
-        if (!traces.empty()) {
-            LoadOptions lo;
-            lo.filter = filter;
-            lo.keep_backtraces = false;
-            Run run = load_run(traces, lo);
-            for (const auto& w : run.all_warnings()) std::cerr << "gprof-report: warning: " << w << '\n';
-            if (run.processes.empty()) {
-                std::cerr << who << "no readable trace among the inputs\n";
-                return 2;
-            }
-            auto more = rank_figures(run, args.step_range);
-            figures.insert(figures.end(), more.begin(), more.end());
-        }
+        figures = std::move(job.ranks);
     } catch (const std::exception& e) {
         std::cerr << who << e.what() << "\n";
         return 2;

@@ -1,9 +1,11 @@
 #include "end_of_run/end_of_run.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
 #include "analyze/analysis.h"
+#include "analyze/ranks.h"
 #include "model/aggregate.h"
 #include "model/model.h"
 #include "reports/reports.h"
@@ -72,6 +74,13 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         } catch (const std::exception& e) {
             analysis_error = e.what();
         }
+        // The figures of the run's ranks, for rank-figures.json and report.html's Ranks section (made once, here).
+        std::vector<RankFigures> ranks;
+        try {
+            ranks = rank_figures(run, "");
+        } catch (const std::exception& e) {
+            result.warnings.push_back(std::string("rank figures left out: ") + e.what());
+        }
         // The summary's section: the same function gprof-report's summary uses (one code path, issue 30).
         std::string analysis_text = summary_analysis_section(agg, [&]() -> const Run& { return run; });
 
@@ -92,6 +101,8 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         data.analysis_error = analysis ? "" : "the analysis failed (" + analysis_error + ")";
         data.analysis_slices = analysis ? &slices : nullptr;
         data.json_event_limit = options.json_event_limit;
+        data.rank_figures = &ranks;
+        data.has_ranks = std::any_of(ranks.begin(), ranks.end(), [](const RankFigures& f) { return f.rank >= 0; });
         {
             std::ostringstream text;
             print_summary_text(agg, full, full, 0, text, kDefaultNameWidth, analysis_text);
@@ -100,6 +111,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         for (const OutputDef& def : outputs()) {
             for (const OutputRequest& req : options.outputs) {
                 if (req.name != def.name) continue;
+                if (def.at_end == AtEndOfRun::WithRanks && !data.has_ranks) continue;
                 try {
                     std::vector<std::string> warnings;
                     fs::path written = def.write(data, req.path, req.policy, warnings);

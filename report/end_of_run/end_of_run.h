@@ -21,6 +21,7 @@ namespace gprof::report {
 struct Aggregate;       // model/aggregate.h
 struct AnalysisResult;  // analyze/analysis.h
 struct AnalysisSlice;
+struct RankFigures;     // analyze/ranks.h
 
 enum class SummaryMode { None, Brief, Full };
 
@@ -48,6 +49,8 @@ struct EndOfRunData {
     const std::vector<AnalysisSlice>* analysis_slices = nullptr;  // the timeline's analysis track
     std::string summary_file_text;                  // the summary with every row: summary.txt
     std::optional<uint64_t> json_event_limit;       // a JSON timeline above it becomes .pftrace (timeline.h)
+    const std::vector<RankFigures>* rank_figures = nullptr;  // the run's ranks (analyze/ranks.h), default steps
+    bool has_ranks = false;                         // a process of the run has a rank: rank-figures.json is written
 };
 
 struct EndOfRunOptions {

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "analyze/analysis.h"
+#include "analyze/rank_inputs.h"
+#include "analyze/ranks.h"
 #include "end_of_run/end_of_run.h"
 #include "export/sqlite.h"
 #include "html/html.h"
@@ -51,6 +53,12 @@ fs::path write_html(const EndOfRunData& d, const fs::path& path, const OutputPol
     in.analysis = d.analysis;
     in.analysis_error = d.analysis_error;
     in.source = d.run_dir.string();
+    // A torchrun node's run directory holds its ranks: the page compares them.
+    std::optional<RankView> ranks;
+    if (d.rank_figures && has_several_ranks(*d.rank_figures)) {
+        ranks = compare_ranks(*d.rank_figures);
+        in.ranks = &*ranks;
+    }
     write_text(path, policy, html::render_run_page(in));
     return path;
 }
@@ -75,6 +83,16 @@ fs::path write_json(const EndOfRunData& d, const fs::path& path, const OutputPol
     return path;
 }
 
+fs::path write_figures(const EndOfRunData& d, const fs::path& path, const OutputPolicy& policy,
+                       std::vector<std::string>&) {
+    // A rank of a distributed job: its figures beside its traces, so that the job's reports merge small files rather
+    // than every rank's records (docs/distributed.md). finish_run asks for it only when the run has ranks.
+    OutputFile f(path, policy);
+    write_figures_file(d.rank_figures ? *d.rank_figures : std::vector<RankFigures>{}, f.stream());
+    f.commit();
+    return path;
+}
+
 const std::vector<OutputDef> kOutputs = {
     {"summary", "summary.txt", "the summary gprof-run printed, with every row", AtEndOfRun::Always, "summary", "",
      nullptr, write_summary},
@@ -88,6 +106,9 @@ const std::vector<OutputDef> kOutputs = {
      register_export_command, write_sqlite},
     {"json", "report.json", "the summary and the nsys stats reports as gprof-report --format json",
      AtEndOfRun::OnExport, "json", "", nullptr, write_json},
+    {"figures", kRankFiguresFile, "the figures of the run's ranks (steps, NCCL and compute time) that "
+     "gprof-report ranks and analyze of a job merge", AtEndOfRun::WithRanks, "rank figures", "gprof-report ranks merges a job's", nullptr,
+     write_figures},
 };
 
 }  // namespace
@@ -110,7 +131,7 @@ std::vector<std::string> output_names(AtEndOfRun at_end) {
 std::vector<OutputRequest> end_of_run_outputs(const fs::path& run_dir, const EndOfRunChoice& choice) {
     std::vector<OutputRequest> out;
     for (const OutputDef& d : kOutputs) {
-        bool wanted = d.at_end == AtEndOfRun::Always ||
+        bool wanted = d.at_end == AtEndOfRun::Always || d.at_end == AtEndOfRun::WithRanks ||
                       (d.at_end == AtEndOfRun::UnlessLeftOut && !choice.left_out.count(std::string(d.name))) ||
                       (d.at_end == AtEndOfRun::OnExport &&
                        std::find(choice.exports.begin(), choice.exports.end(), d.name) != choice.exports.end());

@@ -27,10 +27,11 @@ enum class AtEndOfRun {
     Always,         // every run (summary.txt)
     UnlessLeftOut,  // every run unless gprof-run --no-<name> (timeline, report.html)
     OnExport,       // only with gprof-run --export <name> (sqlite, json)
+    WithRanks,      // every run whose processes have a rank (rank-figures.json: what a job's reports merge)
 };
 
 struct OutputDef {
-    std::string_view name;          // "summary", "timeline", "html", "sqlite", "json"
+    std::string_view name;          // "summary", "timeline", "html", "sqlite", "json", "figures"
     std::string_view default_file;  // in the run directory (gprof-run) or the current directory (gprof-report)
     std::string_view what;          // one line for --help
     AtEndOfRun at_end;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analyze/analysis.h"
+#include "analyze/ranks.h"
 #include "diff/diff.h"
 #include "html/figures.h"
 #include "model/aggregate.h"
@@ -34,6 +35,7 @@ struct RunPageInputs {
     const AnalysisResult* analysis = nullptr;  // nullptr: the analysis failed (analysis_error says why)
     std::string analysis_error;
     std::string source;                        // what the report was made from (the run directory), for the header
+    const RankView* ranks = nullptr;           // two ranks or more: the ranks compared (the page's Ranks section)
 };
 
 // The run report as one HTML document.

@@ -96,6 +96,8 @@ tbody tr:hover{background:var(--neutral-bg)}
 .chart .ref line{stroke:var(--fg);stroke-dasharray:4 3;stroke-width:1}
 .chart .ref.p90 line{stroke:var(--warn)}
 .chart .ref text{fill:var(--fg);font-size:11px}
+.chart.heat rect{fill:var(--bad)}.chart.heat .heat-frame{fill:none;stroke:var(--muted);stroke-opacity:.5}
+.chart.heat .heat-row:hover rect{fill:var(--accent)}
 .chart .cursor{stroke:var(--fg);stroke-opacity:0;stroke-width:1}
 .chart.hover .cursor{stroke-opacity:.5}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--muted);margin:2px 0 8px}

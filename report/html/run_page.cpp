@@ -2,6 +2,7 @@
 // processes and devices, in the order a newcomer asks about them (issue #20), with what went wrong in recording
 // (dropped records, damaged traces) at the top where nobody can miss it. The tables are in run_sections.cpp.
 #include "gprof/version.h"
+#include "html/ranks_section.h"
 #include "html/run_page_parts.h"
 
 namespace gprof::report::html {
@@ -227,9 +228,11 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     if (!call_sites.empty()) links.emplace_back("callsites", "Call sites");
     if (!cpu.empty()) links.emplace_back("cpu", "CPU samples");
     links.emplace_back("processes", "Processes and devices");
+    if (in.ranks) links.insert(links.begin() + 1, {"ranks", "Ranks"});
     body += nav(links);
     body += alert(recording_problems(in));
     body += verdict_section(in);
+    if (in.ranks) body += ranks_section(*in.ranks);
     body += utilisation_section(in, limits);
     body += kernels_section(in, limits);
     body += memops_section(in);
@@ -273,6 +276,12 @@ std::string render_run_page(const std::vector<std::filesystem::path>& inputs, co
         in.analysis_error = e.what();
     }
     if (inputs.size() == 1) in.source = inputs.front().string();
+    // A distributed job: its ranks compared (from this model: the traces are in memory already).
+    std::optional<RankView> ranks;
+    if (auto figures = rank_figures(run, analysis_options.step_pattern); has_several_ranks(figures)) {
+        ranks = compare_ranks(std::move(figures));
+        in.ranks = &*ranks;
+    }
     return render_run_page(in);
 }
 

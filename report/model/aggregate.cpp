@@ -109,7 +109,7 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     }
     std::stable_sort(out.processes.begin(), out.processes.end(),
                      [](const ProcessInfo& a, const ProcessInfo& b) {
-                         return process_key(a.header) < process_key(b.header);
+                         return process_key(a.header, a.rank) < process_key(b.header, b.rank);
                      });
     for (size_t i = 0; i < out.keys.size(); ++i) {
         auto& v = agg.values_[i];

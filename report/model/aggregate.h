@@ -82,12 +82,16 @@ struct ProcessInfo {
 // processes with no GPU or NVTX activity: ptxas x20, ..."); --summary full and JSON list them one by one. The
 // program gprof-run started is never a helper, even when it did nothing on the GPU.
 std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes);
+// Whether a process has something to say: its trace cut short, ended by a signal, records dropped or damaged, or a
+// warning from the collector. It is then never folded into a line with others.
+bool process_has_news(const ProcessInfo& p);
 // What a process is called in that line: the base name of argv[0] (of the executable when argv is empty).
 std::string process_short_name(const ProcessInfo& p);
 
 // NVTX block of the nvprof summary: a range with what happened inside it (on its thread).
 struct NvtxRangeSummary {
     int64_t pid = 0;
+    ProcessKey process;  // which process (pids repeat across hosts and pid namespaces)
     uint64_t tid = 0;
     std::string thread_name;
     std::string domain;  // "" = default domain

@@ -1,12 +1,36 @@
 #include "model/identity.h"
 
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "model/model.h"
 
 namespace gprof::report {
 
-ProcessKey process_key(const trace::TraceHeader& h) { return {h.hostname, h.boot_id, h.pid}; }
+ProcessKey process_key(const trace::TraceHeader& h, int64_t rank) {
+    return {h.hostname, h.boot_id, h.pid_ns, h.pid, rank};
+}
+
+PidSpaces pid_spaces(const std::vector<ProcessKey>& processes) {
+    using Namespace = std::tuple<std::string, std::string, uint64_t>;
+    // The ranks seen with each pid of each namespace: more than one, and the rank splits the space.
+    std::map<Namespace, std::map<int64_t, std::set<int64_t>>> ranks_of_pid;
+    for (const auto& k : processes) ranks_of_pid[{k.host, k.boot_id, k.pid_ns}][k.pid].insert(k.rank);
+    using Space = std::tuple<std::string, std::string, uint64_t, int64_t>;
+    auto space_of = [&](const ProcessKey& k) {
+        bool split = ranks_of_pid[{k.host, k.boot_id, k.pid_ns}][k.pid].size() > 1;
+        return Space{k.host, k.boot_id, k.pid_ns, split ? k.rank : -1};
+    };
+    std::map<Space, size_t> index;
+    for (const auto& k : processes) index.emplace(space_of(k), 0);
+    size_t i = 0;
+    for (auto& [space, n] : index) n = i++;
+    PidSpaces out;
+    out.count = index.size();
+    for (const auto& k : processes) out.of.push_back(index[space_of(k)]);
+    return out;
+}
 
 HostKey host_key(const trace::TraceHeader& h) { return {h.hostname, h.boot_id}; }
 
@@ -14,6 +38,20 @@ size_t host_count(const Run& run) {
     std::set<HostKey> hosts;
     for (const auto& p : run.processes) hosts.insert(host_key(p.header));
     return hosts.size();
+}
+
+std::string rank_ranges(const std::vector<int64_t>& ranks, size_t max_ranges) {
+    std::string out;
+    size_t ranges = 0;
+    for (size_t i = 0; i < ranks.size();) {
+        size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+        if (ranges == max_ranges) return out + ", ...";
+        out += (out.empty() ? "" : ", ") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+        ++ranges;
+        i = j + 1;
+    }
+    return out;
 }
 
 int64_t process_rank(const ProcessTrace& p) { return p.role ? p.role->rank : -1; }

@@ -520,7 +520,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     stream_run(run.traces, options.filter, cb);
     std::stable_sort(run.processes.begin(), run.processes.end(),
                      [](const ProcessTrace& a, const ProcessTrace& b) {
-                         return process_key(a.header) < process_key(b.header);
+                         return process_key(a.header, process_rank(a)) < process_key(b.header, process_rank(b));
                      });
     return run;
 }

@@ -156,6 +156,7 @@ void Aggregator::finish_nvtx_and_matching(const ProcessInfo& p) {
         if (it == slot.end()) {
             NvtxRangeSummary s;
             s.pid = p.header.pid;
+            s.process = process_key(p.header, p.rank);
             s.tid = r.tid;
             s.thread_name = tnames.count(r.tid) ? tnames[r.tid] : std::string();
             s.domain = domain;

@@ -20,6 +20,12 @@ std::string aggregation::untraced_reason(trace::ExecImage image) {
     return "traced";
 }
 
+bool process_has_news(const ProcessInfo& p) {
+    return !p.complete || p.ended_by_signal || p.dropped || p.read_stats.damaged() ||
+           std::any_of(p.status_lines.begin(), p.status_lines.end(),
+                       [](const std::string& s) { return s.find(" info: ") == std::string::npos; });
+}
+
 std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes) {
     std::set<ProcessKey> traced;  // a parent is the process of that pid on the same host
     for (const auto& p : processes) traced.insert(process_key(p.header));
@@ -29,11 +35,7 @@ std::vector<bool> helper_processes(const std::vector<ProcessInfo>& processes) {
         ProcessKey parent = process_key(p.header);
         parent.pid = p.header.ppid;
         bool started_by_traced = p.header.ppid != p.header.pid && traced.count(parent);
-        bool news = !p.complete || p.ended_by_signal || p.dropped || p.read_stats.damaged() ||
-                    std::any_of(p.status_lines.begin(), p.status_lines.end(), [](const std::string& s) {
-                        return s.find(" info: ") == std::string::npos;
-                    });
-        helper[i] = p.quiet() && started_by_traced && !news;
+        helper[i] = p.quiet() && started_by_traced && !process_has_news(p);
     }
     return helper;
 }

@@ -145,6 +145,11 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
     std::set<HostKey> hosts;
     for (const auto& p : agg.processes) hosts.insert(host_key(p.header));
     const bool several_hosts = hosts.size() > 1;
+    // Labels ("rank 3 @ node07 (pid 7)") where pids alone would not tell processes apart: several hosts, or several
+    // pid namespaces of one host (containers).
+    std::vector<ProcessKey> keys;
+    for (const auto& p : agg.processes) keys.push_back(process_key(p.header, p.rank));
+    const bool labelled = several_hosts || pid_spaces(keys).count > 1;
     // A device is one per host: GPU 0 of node07 and GPU 0 of node08 are two devices.
     std::set<std::string> dev_names;
     for (auto* d : devs)
@@ -164,6 +169,14 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
     for (const auto& p : agg.processes) traced.insert(process_key(p.header));
     std::map<std::string, size_t> folded;  // helper name -> processes folded into the helpers line
     std::map<std::pair<std::string, std::string>, size_t> folded_untraced;  // {program, why} -> times, in helpers
+    // A job of 1 000 ranks would print 20 000 lines here: above kRanksListedWhole ranks, those with nothing to say
+    // fold into one line (--all-processes lists each); any with news keep their lines.
+    const size_t ranked = static_cast<size_t>(
+        std::count_if(agg.processes.begin(), agg.processes.end(), [](const ProcessInfo& p) { return p.rank >= 0; }));
+    const bool fold_ranks = !list_helpers && ranked > kRanksListedWhole;
+    std::vector<int64_t> folded_ranks;
+    std::set<HostKey> folded_rank_hosts;
+    uint64_t folded_rank_records = 0;
     for (size_t i = 0; i < agg.processes.size(); ++i) {
         const ProcessInfo& p = agg.processes[i];
         if (helper[i] && !list_helpers) {
@@ -171,11 +184,17 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
             for (const auto& program : p.untraced_programs) ++folded_untraced[program];
             continue;
         }
+        if (fold_ranks && p.rank >= 0 && !process_has_news(p)) {
+            folded_ranks.push_back(p.rank);
+            folded_rank_hosts.insert(host_key(p.header));
+            folded_rank_records += p.records;
+            continue;
+        }
         // The command as it was typed (argv, like nvprof's "Profiling application: ./app"): the executable's
         // resolved path is in the JSON header, and would put one machine's directories into every summary.
         std::string cmd = p.header.argv.empty() || p.header.argv[0].empty() ? p.header.executable : p.header.argv[0];
         for (size_t a = 1; a < p.header.argv.size(); ++a) cmd += " " + p.header.argv[a];
-        const std::string label = process_label(p.header, p.rank, several_hosts);
+        const std::string label = process_label(p.header, p.rank, labelled);
         out << "  " << (label.empty() ? "process " + std::to_string(p.header.pid) : printable_line(label)) << ": "
             << printable_line(cmd) << " (" << trace_label(p.path) << ", "
             << format_time_auto(double(p.last_ns - p.first_ns)) << ", " << plural(p.records, "record")
@@ -197,6 +216,13 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
             ++status_printed;
         }
         print_memory_lines(p, out);
+    }
+    if (!folded_ranks.empty()) {
+        std::sort(folded_ranks.begin(), folded_ranks.end());
+        folded_ranks.erase(std::unique(folded_ranks.begin(), folded_ranks.end()), folded_ranks.end());
+        out << "  " << plural(folded_ranks.size(), "rank") << " (" << rank_ranges(folded_ranks) << ") on "
+            << plural(folded_rank_hosts.size(), "host") << ", " << plural(folded_rank_records, "record")
+            << ": ended normally, nothing dropped (one line each with --all-processes; gprof-report ranks compares them)\n";
     }
     if (!folded.empty()) out << "  " << helpers_line(folded) << '\n';
     // What the folded helpers ran that could not be traced, once per program: "not traced: /sbin/ldconfig.real
@@ -260,14 +286,22 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
     std::vector<const NvtxRangeSummary*> ranges;
     for (const auto& r : agg.nvtx_ranges) ranges.push_back(&r);
     std::stable_sort(ranges.begin(), ranges.end(), [](auto* a, auto* b) {
-        return std::tie(a->pid, a->tid, a->domain, a->name) < std::tie(b->pid, b->tid, b->domain, b->name);
+        return std::tie(a->process, a->tid, a->domain, a->name) < std::tie(b->process, b->tid, b->domain, b->name);
     });
+    // Each thread under its own process: ranks that share a pid (containers, hosts) never share a block.
+    std::map<ProcessKey, std::string> process_names;
+    for (const auto& p : agg.processes) {
+        std::string label = process_label(p.header, p.rank, labelled);
+        process_names[process_key(p.header, p.rank)] =
+            label.empty() ? "process " + std::to_string(p.header.pid) : printable_line(label);
+    }
     const NvtxRangeSummary* prev = nullptr;
     for (auto* r : ranges) {
-        if (!prev || prev->pid != r->pid || prev->tid != r->tid)
+        const bool new_thread = !prev || prev->process != r->process || prev->tid != r->tid;
+        if (new_thread)
             out << "  Thread \"" << (r->thread_name.empty() ? "<unnamed>" : printable_line(r->thread_name)) << "\" (id = " << r->tid
-                << (agg.processes.size() > 1 ? ", process " + std::to_string(r->pid) : std::string()) << ")\n";
-        if (!prev || prev->pid != r->pid || prev->tid != r->tid || prev->domain != r->domain)
+                << (agg.processes.size() > 1 ? ", " + process_names[r->process] : std::string()) << ")\n";
+        if (new_thread || prev->domain != r->domain)
             out << "    Domain \"" << (r->domain.empty() ? "<unnamed>" : shorten_name(printable_line(r->domain), name_width)) << "\"\n";
         prev = r;
         out << "      Range \"" << shorten_name(printable_line(r->name), name_width) << "\"\n";
@@ -306,6 +340,7 @@ json summary_header_json(const Aggregate& agg) {
                          {"argv", p.header.argv},
                          {"hostname", p.header.hostname},
                          {"boot_id", p.header.boot_id},
+                         {"pid_ns", p.header.pid_ns},
                          {"rank", p.rank},
                          {"label", process_label(p.header, p.rank, true)},
                          {"trace", trace_label(p.path)},

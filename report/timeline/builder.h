@@ -139,13 +139,12 @@ class Builder {
 public:
     Builder(const Run& run, TimelineModel& m, const ModelOptions& options)
         : run_(run), options_(options), m_(m), names_(m.names) {
-        std::map<HostKey, int64_t> index;
-        for (const auto& p : run.processes) index.emplace(host_key(p.header), 0);
-        int64_t i = 0;
-        for (auto& [host, n] : index) n = i++;
-        several_hosts_ = index.size() > 1;
-        for (const auto& p : run.processes)
-            host_index_.push_back(index[host_key(p.header)]);
+        // Processes whose pids are numbered apart (other hosts, other pid namespaces) get track pids apart.
+        std::vector<ProcessKey> keys;
+        for (const auto& p : run.processes) keys.push_back(process_key(p.header, process_rank(p)));
+        PidSpaces spaces = pid_spaces(keys);
+        several_hosts_ = spaces.count > 1;
+        for (size_t s : spaces.of) host_index_.push_back(static_cast<int64_t>(s));
     }
 
     void process(uint32_t index);
@@ -291,7 +290,7 @@ private:
     NameTable names_;
     uint32_t process_group_ = 0;
     bool several_hosts_ = false;
-    std::vector<int64_t> host_index_;  // by Run::processes index: the host's position among the run's hosts
+    std::vector<int64_t> host_index_;  // by Run::processes index: its pid space (host, boot, pid namespace)
     std::map<std::pair<uint64_t, uint32_t>, uint32_t> thread_tracks_;  // (tid, lane) -> track
     uint64_t last_tid_ = 0;                 // the thread thread_track() was last asked for, and its lanes' tracks
     std::vector<uint32_t> last_tid_tracks_;

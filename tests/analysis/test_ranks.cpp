@@ -2,6 +2,7 @@
 // with the project's own writer (every rank pid 7, as in containers, on hosts nodeA, nodeB, nodeC).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/rank_inputs.h"
 #include "analyze/ranks.h"
+#include "end_of_run/end_of_run.h"
 #include "model/identity.h"
 #include "reports/reports.h"
 #include "synthetic_trace.h"
@@ -111,6 +114,17 @@ std::string run_cli(const std::string& args) {
     return out;
 }
 
+// What gprof-run asks of the end of a run, less the timeline and report.html (not what these tests look at).
+EndOfRunOptions end_of_run_in(const fs::path& run_dir) {
+    EndOfRunOptions o;
+    o.run_dir = run_dir;
+    o.summary = SummaryMode::None;
+    EndOfRunChoice choice;
+    choice.left_out = {"timeline", "html"};
+    o.outputs = end_of_run_outputs(run_dir, choice);
+    return o;
+}
+
 }  // namespace
 
 TEST_CASE("ranks: the straggler is named with its numbers, and the others wait for it in NCCL", "[ranks]") {
@@ -204,6 +218,69 @@ TEST_CASE("ranks: the merge of per-rank JSON equals the view of the raw traces",
     CHECK(run_cli("ranks" + files).find("rank 1 @ nodeB (pid 7) is a straggler: +29 %") != std::string::npos);
 }
 
+TEST_CASE("figures: the end of a ranked run writes rank-figures.json, and the job's reports merge it",
+          "[ranks][merge][figures]") {
+    TempDir tmp;
+    auto dirs = write_job(tmp.path() / "job", straggler_job());
+    const std::string raw = run_cli("ranks --format json " + (tmp.path() / "job").string());
+    // What gprof-run does after each rank's program has ended.
+    for (const auto& d : dirs) {
+        EndOfRunOptions o = end_of_run_in(d);
+        EndOfRunResult r = finish_run(o);
+        INFO(r.warnings.size());
+        CHECK(r.ok);
+        REQUIRE(fs::exists(d / kRankFiguresFile));
+        // One of the outputs of the end of a run: its closing line says where it went.
+        CHECK(r.path_of("figures") == d / kRankFiguresFile);
+        const auto lines = where_lines(o, r);
+        CHECK(std::count(lines.begin(), lines.end(),
+                         "rank figures:  " + (d / kRankFiguresFile).string() + " (gprof-report ranks merges a job's)") == 1);
+        CHECK((fs::status(d / kRankFiguresFile).permissions() & fs::perms::others_read) == fs::perms::none);
+    }
+    // One rank each, steps by column.
+    json one = json::parse(std::ifstream(dirs[1] / kRankFiguresFile));
+    CHECK(one["schema_version"] == kRankFiguresSchemaVersion);
+    REQUIRE(one["ranks"].size() == 1);
+    CHECK(one["ranks"][0]["label"] == "rank 1 @ nodeB (pid 7)");
+    CHECK(one["ranks"][0]["steps"]["duration_ns"].size() == kSteps);
+    // With the traces gone the figures still make the same view: the merge reads only them.
+    for (const auto& d : dirs)
+        for (const auto& t : find_traces(d)) fs::remove(t);
+    CHECK(json::parse(run_cli("ranks --format json " + (tmp.path() / "job").string())) == json::parse(raw));
+    JobFigures job = job_figures({tmp.path() / "job"}, "", {});
+    CHECK(job.from_figures == 3);
+    CHECK(job.from_traces == 0);
+    // Schema 1 figures (one object per step, before issue 31) still merge, to the same view.
+    json old = json::parse(raw);
+    for (auto& r : old["ranks"]) {
+        json steps = json::array();
+        const json& c = r["steps"];
+        for (size_t i = 0; i < c["duration_ns"].size(); ++i)
+            steps.push_back({{"start_ns", r["first_ns"].get<int64_t>() + c["start_after_first_ns"][i].get<int64_t>()},
+                             {"duration_ns", c["duration_ns"][i]},
+                             {"nccl_ns", c["nccl_ns"][i]},
+                             {"compute_ns", c["compute_ns"][i]}});
+        r["steps"] = steps;
+        r["schema_version"] = 1;
+    }
+    std::ofstream(tmp.file("schema1.json")) << old.dump();
+    CHECK(json::parse(run_cli("ranks --format json " + tmp.file("schema1.json"))) == json::parse(raw));
+}
+
+TEST_CASE("figures: a run without ranks writes no rank-figures.json", "[ranks][figures]") {
+    TempDir tmp;
+    write_trace(tmp.file("app.7.gprof"), [](tr::TraceWriter& w) {
+        Synth s(w);
+        s.range("step", 0, 10 * kMs);
+        s.kernel("k", kMs, 2 * kMs, 1, 1, 1, kMs / 2, kMs);
+    });
+    EndOfRunResult r = finish_run(end_of_run_in(tmp.path()));
+    CHECK(r.ok);
+    CHECK(r.path_of("summary"));
+    CHECK_FALSE(r.path_of("figures"));
+    CHECK_FALSE(fs::exists(tmp.path() / kRankFiguresFile));
+}
+
 TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {
     TempDir tmp;
     std::ofstream(tmp.file("bad.json")) << R"({"ranks": [{"schema_version": 1, "rank": "one"}]})";
@@ -227,8 +304,8 @@ TEST_CASE("identity: ranks with the same pid on different hosts stay apart in ev
     Run run = load_run({tmp.path()});
     REQUIRE(run.processes.size() == 3);
     CHECK(host_count(run) == 3);
-    CHECK(process_key(run.processes[0].header) == ProcessKey{"nodeA", "boot-nodeA", 7});
-    CHECK(process_key(run.processes[1].header) == ProcessKey{"nodeB", "boot-nodeB", 7});
+    CHECK(process_key(run.processes[0].header) == ProcessKey{"nodeA", "boot-nodeA", 4026531836, 7});
+    CHECK(process_key(run.processes[1].header) == ProcessKey{"nodeB", "boot-nodeB", 4026531836, 7});
 
     // Summary: one line per rank, labelled; JSON keys for CI.
     std::string summary = run_cli("summary " + tmp.path().string());
@@ -315,12 +392,104 @@ TEST_CASE("clock: on one host the merged axis is each process's own, and --clock
     fs::path fb = two.path() / "b.json";
     run_cli("ranks --format json -o " + fb.string() + " " + dirs[1].string());
     json jb = json::parse(run_cli("ranks --format json --clock-offset nodeB=-2500us " + fb.string()));
-    CHECK(jb["ranks"][0]["steps"][3]["start_ns"].get<int64_t>() == moved[1].steps[3].start_ns);
+    CHECK(jb["ranks"][0]["first_ns"].get<int64_t>() + jb["ranks"][0]["steps"]["start_after_first_ns"][3].get<int64_t>() ==
+          moved[1].steps[3].start_ns);
 
     Filter bad;
     CHECK_THROWS_WITH(parse_clock_offset("nodeB", bad), Catch::Contains("expected HOST=NS"));
     CHECK_THROWS_WITH(parse_clock_offset("nodeB=soon", bad), Catch::Contains("signed number"));
     CHECK_THROWS_WITH(parse_clock_offset("nodeB=5h", bad), Catch::Contains("signed number"));
+}
+
+// Two containers on one host (one host name, one boot id), each app pid 2: the pid namespace keeps them apart; in
+// traces before 1.6 (no pid namespace) their ranks do.
+TEST_CASE("identity: processes that share host, boot id and pid stay apart by pid namespace, or by rank",
+          "[ranks][identity]") {
+    auto write_pod = [](const fs::path& dir, uint64_t pid_ns, int64_t rank) {
+        fs::create_directories(dir);
+        static std::vector<std::string> keep;
+        tr::HeaderInfo h = test_header(2);
+        keep.push_back("node07");
+        h.hostname = keep.back().c_str();
+        h.boot_id = "boot-node07";
+        h.pid_ns = pid_ns;
+        write_trace((dir / "train.2.gprof").string(), [&](tr::TraceWriter& w) {
+            if (rank >= 0) {
+                tr::Role role;
+                role.rank = rank;
+                role.world_size = 2;
+                role.variables = w.intern(("RANK=" + std::to_string(rank)).c_str());
+                w.add(role);
+            }
+            Synth s(w);
+            for (int i = 0; i < 3; ++i) s.range("step", i * 10 * kMs, (i * 10 + 8) * kMs, 0, 2);
+            s.kernel("k", kMs, 2 * kMs, 7, 1, 1, kMs / 2, kMs);
+        }, true, h);
+    };
+    {  // 1.6: no ranks, two pid namespaces
+        TempDir tmp;
+        write_pod(tmp.path() / "a", 4026532001, -1);
+        write_pod(tmp.path() / "b", 4026532002, -1);
+        Run run = load_run({tmp.path()});
+        REQUIRE(run.processes.size() == 2);
+        std::vector<ProcessKey> keys;
+        for (const auto& p : run.processes) keys.push_back(process_key(p.header, process_rank(p)));
+        CHECK(pid_spaces(keys).count == 2);
+        std::string summary = run_cli("summary --full " + tmp.path().string());  // with nvprof's NVTX block
+        CHECK(summary.find("  app @ node07 (pid 2): ") != std::string::npos);
+        size_t threads = 0;
+        for (size_t at = 0; (at = summary.find("  Thread ", at)) != std::string::npos; ++at) ++threads;
+        CHECK(threads == 2);  // one NVTX block per process, not one for pid 2
+        fs::path tl = tmp.path() / "tl.json";
+        run_cli("timeline -o " + tl.string() + " " + tmp.path().string());
+        json t = json::parse(std::ifstream(tl));
+        std::set<int64_t> pids;
+        for (const auto& e : t["traceEvents"])
+            if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" &&
+                e["args"]["name"].get<std::string>() == "app @ node07 (pid 2)")
+                pids.insert(e["pid"].get<int64_t>());
+        CHECK(pids.size() == 2);  // two process groups of the same label, apart
+    }
+    {  // before 1.6 (pid namespace 0): the ranks split the pid space
+        TempDir tmp;
+        write_pod(tmp.path() / "a", 0, 0);
+        write_pod(tmp.path() / "b", 0, 1);
+        Run run = load_run({tmp.path()});
+        std::vector<ProcessKey> keys;
+        for (const auto& p : run.processes) keys.push_back(process_key(p.header, process_rank(p)));
+        PidSpaces spaces = pid_spaces(keys);
+        CHECK(spaces.count == 2);
+        CHECK(spaces.of[0] != spaces.of[1]);
+        auto figures = rank_figures(run, "");
+        REQUIRE(figures.size() == 2);
+        CHECK(figures[1].label == "rank 1 @ node07 (pid 2)");
+    }
+    {  // one pid namespace, distinct pids: one space, real pids, no labels (as always)
+        std::vector<ProcessKey> keys{{"h", "b", 1, 10, -1}, {"h", "b", 1, 11, -1}};
+        CHECK(pid_spaces(keys).count == 1);
+    }
+}
+
+TEST_CASE("summary: above 32 ranks the ranks with nothing to say fold into one line, one with news keeps its own",
+          "[ranks][summary]") {
+    TempDir tmp;
+    auto c = [](int) -> uint64_t { return 10; };
+    std::vector<RankSpec> job;
+    for (int64_t r = 0; r < 40; ++r) job.push_back({r, "node" + std::to_string(r / 8), 7, c, c});
+    write_job(tmp.path(), job);
+    // Rank 17's trace is cut short: it keeps its line.
+    fs::path cut = tmp.path() / "run.node2.17" / "train.7.gprof";
+    fs::resize_file(cut, fs::file_size(cut) - 10);
+    std::string summary = run_cli("summary --ignore-damage " + tmp.path().string());
+    CHECK(summary.find("  39 ranks (0-16, 18-39) on 5 hosts, ") != std::string::npos);
+    CHECK(summary.find("  rank 17 @ node2 (pid 7): ") != std::string::npos);
+    CHECK(summary.find("  rank 18 @ node2 (pid 7): ") == std::string::npos);
+    // --all-processes lists every one.
+    std::string all = run_cli("summary --ignore-damage --all-processes " + tmp.path().string());
+    CHECK(all.find("  rank 18 @ node2 (pid 7): ") != std::string::npos);
+    CHECK(all.find(" ranks (0-") == std::string::npos);
+    CHECK(rank_ranges({0, 1, 2, 4, 6, 7}) == "0-2, 4, 6-7");
+    CHECK(rank_ranges({1, 3, 5, 7, 9, 11, 13, 15}, 3) == "1, 3, 5, ...");
 }
 
 TEST_CASE("identity: traces of format 1.2 (no boot id) and runs without ranks keep their single-host names",

@@ -160,7 +160,9 @@ TEST_CASE("e2e: two ranks on two hosts at once, one slower: labels, one clock, t
                 own.push_back(traces[r].header.clock.realtime_ns +
                               int64_t(rec.nvtx.start - traces[r].header.clock.trace_ns));
         REQUIRE(own.size() == size_t(steps));
-        for (size_t i = 0; i < own.size(); ++i) CHECK(v["ranks"][r]["steps"][i]["start_ns"].get<int64_t>() == own[i]);
+        const json& f = v["ranks"][r];
+        for (size_t i = 0; i < own.size(); ++i)
+            CHECK(f["first_ns"].get<int64_t>() + f["steps"]["start_after_first_ns"][i].get<int64_t>() == own[i]);
     }
     // The two ranks ran at the same time: their first steps began within two seconds of each other.
     CHECK(std::llabs(v["steps"][0]["start_skew_ns"].get<int64_t>()) < 2'000'000'000LL);
@@ -183,4 +185,92 @@ TEST_CASE("e2e: two ranks on two hosts at once, one slower: labels, one clock, t
     CHECK(names.count(label0) == 1);
     CHECK(names.count(label1) == 1);
     CHECK(pids.size() == names.size());
+}
+
+// Four ranks in pid namespaces of their own on one host, as Kubernetes pods with hostNetwork are: one host name, one
+// boot id, and every rank pid 1. The pid namespace in the trace header (format 1.6) keeps them apart in every output.
+TEST_CASE("e2e: four ranks in pid namespaces of one host, all pid 1, stay apart in every output",
+          "[ranks][e2e][identity]") {
+    const std::string why_not = namespaces_unavailable();
+    if (!why_not.empty()) {
+        WARN("skipped: no pid namespaces here (" << why_not << ")");
+        return;
+    }
+    TempDir tmp;
+    const std::string app = test_program("test_nvtx_app");
+    const int steps = 4;
+    std::vector<std::pair<fs::path, pid_t>> ranks;
+    for (int rank = 0; rank < 4; ++rank) {
+        fs::path dir = tmp.path() / ("run." + std::to_string(rank));
+        fs::create_directories(dir);
+        std::map<std::string, std::string> env{{"RANK", std::to_string(rank)}, {"WORLD_SIZE", "4"}};
+        std::string inject;
+        for (const auto& [k, val] : collector_env(dir.string())) inject += " " + k + "='" + val + "'";
+        // A slower rank 2: 40 ms a step against 10 ms.
+        const std::string run = "exec env" + inject + " \"$0\" steps " + std::to_string(steps) + (rank == 2 ? " 40" : " 10");
+        std::vector<std::string> argv{unshare_path(), "-p", "-m", "--fork", "--mount-proc", "/bin/sh", "-c", run, app};
+        std::string err = (dir / ".err").string();
+        pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0)
+            exec_child(argv, env, dir.string(), ::open((dir / ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), err);
+        ranks.push_back({dir, child});
+    }
+    std::set<uint64_t> namespaces;
+    for (auto& [dir, child] : ranks) {
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        INFO(slurp((dir / ".err").string()));
+        REQUIRE(WIFEXITED(status));
+        REQUIRE(WEXITSTATUS(status) == 0);
+        fs::remove(dir / ".out");
+        fs::remove(dir / ".err");
+        auto files = traces_in(dir.string());
+        REQUIRE(files.size() == 1);
+        LoadedTrace t = load_trace(files[0].string());
+        CHECK(t.header.pid == 1);
+        CHECK(t.header.pid_ns != 0);
+        namespaces.insert(t.header.pid_ns);
+    }
+    CHECK(namespaces.size() == 4);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    auto label = [&](int rank) { return "rank " + std::to_string(rank) + " @ " + std::string(host) + " (pid 1)"; };
+
+    json v = json::parse(cli("ranks --format json " + tmp.path().string()));
+    REQUIRE(v["ranks"].size() == 4);
+    for (int r = 0; r < 4; ++r) CHECK(v["ranks"][r]["label"] == label(r));
+    CHECK(v["hosts"] == 1);
+    CHECK(v["steps_compared"] == steps);
+
+    // The summary: one line per rank, and the full one's NVTX block one thread per rank, each under its rank.
+    std::string summary = cli("summary --full " + tmp.path().string());
+    for (int r = 0; r < 4; ++r) {
+        CHECK(summary.find("  " + label(r) + ": ") != std::string::npos);
+        CHECK(summary.find("(id = 1, " + label(r) + ")") != std::string::npos);
+    }
+    json sj = json::parse(cli("summary --format json " + tmp.path().string()))["reports"]["summary"]["header"];
+    std::set<uint64_t> json_ns;
+    for (const auto& p : sj["processes"]) json_ns.insert(p["pid_ns"].get<uint64_t>());
+    CHECK(json_ns == namespaces);
+
+    // The timeline: four process groups with four pids, each with its own steps.
+    fs::path tl = tmp.path() / "timeline.json";
+    cli("timeline -o " + tl.string() + " " + tmp.path().string());
+    std::ifstream in(tl);
+    json t = json::parse(in);
+    std::map<std::string, int64_t> pid_of;
+    std::map<int64_t, size_t> steps_of;
+    for (const auto& e : t["traceEvents"]) {
+        if (e.value("ph", "") == "M" && e.value("name", "") == "process_name")
+            pid_of[e["args"]["name"].get<std::string>()] = e["pid"].get<int64_t>();
+        if (e.value("ph", "") == "X" && e.value("name", "") == "step") ++steps_of[e["pid"].get<int64_t>()];
+    }
+    std::set<int64_t> pids;
+    for (int r = 0; r < 4; ++r) {
+        REQUIRE(pid_of.count(label(r)));
+        pids.insert(pid_of[label(r)]);
+        CHECK(steps_of[pid_of[label(r)]] == size_t(steps));
+    }
+    CHECK(pids.size() == 4);
 }

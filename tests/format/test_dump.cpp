@@ -55,12 +55,13 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     const json& h = by_kind["header"];
     CHECK(h["producer"] == "gprof-run test");
     CHECK(h["pid"] == 4242);
+    CHECK(h["pid_ns"] == 4026531836);
     CHECK(h["hostname"] == "testhost");
     CHECK(h["argv"] == json::array({"./app", "--steps", "3"}));
     CHECK(h["clock"] == "realtime");
     CHECK(h["realtime_ns"] == 1'700'000'000'000'000'000);
     CHECK(h["run_id"] == "test-run");
-    CHECK(h["version"] == "1.5");
+    CHECK(h["version"] == "1.6");
 
     const json& k = by_kind["kernel"];
     CHECK(k["name"] == "_Z6vecAddPKfS0_Pfi");

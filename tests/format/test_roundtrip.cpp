@@ -231,16 +231,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.5 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.5.gprof was written by the first 1.5 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.6 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.6.gprof was written by the first 1.6 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.5.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.6.gprof";
     std::string now = read_bytes(path);
-    // Format 1.5 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.6 gets a golden file of its own).
+    // Format 1.6 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.7 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -300,10 +300,25 @@ TEST_CASE("a 1.2 trace still reads: Role.job and the header's boot_id, appended 
     CHECK(reader.stats().has_end);
 }
 
+TEST_CASE("a 1.5 trace still reads: every record as written, the header's pid namespace (appended in 1.6) as 0") {
+    // golden/every_kind-1.5.gprof: the 1.5 writer's bytes for add_every_kind.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.5.gprof");
+    CHECK(reader.header().version_minor == 5);
+    CHECK(reader.header().boot_id == test_header().boot_id);
+    CHECK(reader.header().pid_ns == 0);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_every_kind();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(reader.stats().has_end);
+}
+
 TEST_CASE("a 1.4 trace still reads: every record as written (1.4 had no CPU samples nor OS-runtime calls)") {
     // golden/every_kind-1.4.gprof: the 1.4 writer's bytes for add_every_kind.
     TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.4.gprof");
     CHECK(reader.header().version_minor == 4);
+    CHECK(reader.header().pid_ns == 0);
     CHECK(reader.warnings().empty());
     auto expected = expected_14();
     auto got = describe_all(reader);
@@ -323,6 +338,17 @@ TEST_CASE("a 1.3 trace still reads: every record as written (1.3 had no call-sit
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
     CHECK(reader.stats().has_end);
+}
+
+TEST_CASE("1.6: the header's pid namespace round-trips") {
+    TempDir dir;
+    auto path = dir.file("ns.gprof");
+    HeaderInfo h = test_header(1);
+    h.pid_ns = 4026532179;
+    write_trace(path, [](TraceWriter&) {}, true, h);
+    TraceReader reader(path);
+    CHECK(reader.header().pid == 1);
+    CHECK(reader.header().pid_ns == 4026532179);
 }
 
 TEST_CASE("1.3: the header's boot id round-trips") {

@@ -142,6 +142,20 @@ def main():
         else:
             check_page(browser, cpu, ['id="cpu"', 'class="chart flame"', "CPU flame graph of", "work_a", "work_b",
                                       "Functions by CPU time", "fl-native"], failures, "cpu-samples")
+        # A job of two ranks, recorded here by gprof-run (each rank from RANK, as torchrun sets it): the Ranks
+        # section, its chart of work per rank and its step x rank heat map.
+        job = os.path.join(tmp, "job")
+        for rank in (0, 1):
+            env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2")
+            r = subprocess.run([args.gprof_run, "--summary", "none", "--no-timeline", "-o",
+                                os.path.join(job, f"run.{rank}"), args.nvtx_example],
+                               env=env, capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"gprof-run of rank {rank} exited {r.returncode}: {r.stderr[-500:]}")
+        ranks_page = os.path.join(tmp, "ranks.html")
+        run([args.report, "html", job, "-o", ranks_page])
+        check_page(browser, ranks_page, ['id="ranks"', 'class="chart heat"', 'class="chart bar-chart"', "rank 0 @",
+                                         "rank 1 @", "Work per step of each rank", "straggler"], failures, "ranks")
         # The CI view: one H100 run against another.
         diff = os.path.join(tmp, "diff.html")
         run([args.report, "diff", args.memcpy_run, args.memcpy_other, "--format", "html", "-o", diff], ok=(0, 1))

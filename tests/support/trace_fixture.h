@@ -50,6 +50,7 @@ inline trace::HeaderInfo test_header(int64_t pid = 4242) {
     h.clock.realtime_ns = 1'700'000'000'000'000'000;
     h.clock.monotonic_ns = 5'000'000'000;
     h.run_id = "test-run";
+    h.pid_ns = 4026531836;
     return h;
 }
 

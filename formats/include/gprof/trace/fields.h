@@ -161,6 +161,8 @@ template <class V, class H> constexpr void describe_header(V& v, H& r) {
     GPROF_FIELD(u, cuda_driver_version); GPROF_FIELD(u, cupti_api_version); GPROF_FIELD(text, run_id);
     // 1.3
     GPROF_FIELD(text, boot_id);
+    // 1.6
+    GPROF_FIELD(u, pid_ns);
 }
 
 #undef GPROF_FIELD

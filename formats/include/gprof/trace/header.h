@@ -28,6 +28,10 @@ struct HeaderInfo {
     // be read, "" where neither can. With hostname and pid it names the process in a multi-host job: pids repeat
     // across hosts (and in containers), host names can repeat across clusters.
     const char* boot_id = "";
+    // 1.6: the inode of the process's pid namespace (/proc/self/ns/pid), 0 where it cannot be read. Containers on one
+    // host (Kubernetes pods with hostNetwork: same host name, same boot id) each number their processes from 1: with
+    // it, (host, boot id, pid namespace, pid) names one process.
+    uint64_t pid_ns = 0;
 };
 
 // What the reader returns.
@@ -46,6 +50,7 @@ struct TraceHeader {
     uint32_t cupti_api_version = 0;
     std::string run_id;
     std::string boot_id;  // 1.3; "" in older traces
+    uint64_t pid_ns = 0;  // 1.6; 0 in older traces
 };
 
 }  // namespace gprof::trace

@@ -28,7 +28,9 @@ inline constexpr uint16_t kFormatMajor = 1;
 // 1.5: CPU sampling and OS-runtime calls: record kinds CpuSample (29: where one thread was on the CPU, with the CPU
 //      time the sample stands for) and OsRuntimeCall (30: a blocking libc call that lasted at least the threshold),
 //      both naming Stack and PyStack records as CallSite does.
-inline constexpr uint16_t kFormatMinor = 5;
+// 1.6: the header gained pid_ns (the inode of the process's pid namespace): containers on one host number their
+//      processes from 1 each, and share the host name and boot id (Kubernetes pods with hostNetwork).
+inline constexpr uint16_t kFormatMinor = 6;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
