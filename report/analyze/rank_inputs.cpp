@@ -124,6 +124,16 @@ RankInputs rank_inputs(const std::vector<fs::path>& inputs, bool use_figures) {
     return out;
 }
 
+std::optional<RankInputs> job_of_figures(const std::vector<fs::path>& inputs, const std::string& step_pattern) {
+    if (!step_pattern.empty()) return std::nullopt;
+    try {
+        RankInputs where = rank_inputs(inputs, true);
+        if (where.run_dirs.empty() && where.figures_files.size() > kRanksListedWhole) return where;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
 JobFigures job_figures(const std::vector<fs::path>& inputs, const std::string& step_pattern,
                        const LoadOptions& options) {
     JobFigures job;

@@ -40,6 +40,14 @@ struct RankInputs {
 // default: the figures were made with the default steps) takes every run directory's traces.
 RankInputs rank_inputs(const std::vector<std::filesystem::path>& inputs, bool use_figures);
 
+// A large job whose run directories all hold their rank figures: more than kRanksListedWhole figures files and no
+// run directory without (gprof-run writes them at the end of each run with ranks). Its reports (analyze, html) are
+// made from the figures alone, never from every rank's records in one process (docs/distributed.md). nullopt for any
+// other input, and for inputs that cannot be sorted out (the load that follows says what is wrong with them); a
+// `step_pattern` other than the default always gives nullopt (the figures hold the default steps).
+std::optional<RankInputs> job_of_figures(const std::vector<std::filesystem::path>& inputs,
+                                         const std::string& step_pattern);
+
 struct JobFigures {
     std::vector<RankFigures> ranks;
     std::vector<std::string> warnings;  // from the traces read

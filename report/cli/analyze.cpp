@@ -76,18 +76,8 @@ int run_analyze(const AnalyzeArgs& args) {
         return 2;
     }
     std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
-    // A large job whose run directories all hold their rank figures (gprof-run writes them): the ranks view from the
-    // figures alone, never every rank's records in one process (docs/distributed.md). Inputs it cannot sort out are
-    // left to the load below, which says what is wrong with them.
-    if (args.step_range.empty()) {
-        std::optional<RankInputs> where;
-        try {
-            where = rank_inputs(inputs, true);
-        } catch (const std::exception&) {
-        }
-        if (where && where->run_dirs.empty() && where->figures_files.size() > kRanksListedWhole)
-            return analyze_job_figures(args, format, *where);
-    }
+    // A large job whose run directories all hold their rank figures: the ranks view from them alone.
+    if (auto where = job_of_figures(inputs, args.step_range)) return analyze_job_figures(args, format, *where);
     Run run;
     try {
         LoadOptions lo;

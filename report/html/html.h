@@ -41,6 +41,10 @@ struct RunPageInputs {
 // The run report as one HTML document.
 std::string render_run_page(const RunPageInputs& inputs, const Limits& limits = {});
 
+// A large job's page from its ranks' figures alone (analyze/rank_inputs.h, job_of_figures): its header and the Ranks
+// section. `source` is what it was made from, `run_dirs` how many run directories gave figures.
+std::string render_job_page(const RankView& view, const std::string& source, size_t run_dirs);
+
 // The diff as one HTML document: the verdict, then every key, regressions first, with bars of base and new and
 // the threshold a key must cross to fail.
 std::string render_diff_page(const DiffResult& diff, bool show_unchanged);

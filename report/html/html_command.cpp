@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analyze/rank_inputs.h"
 #include "html/html.h"
 #include "output/cli_options.h"
 #include "output/output_file.h"
@@ -25,12 +26,20 @@ int run_html(const HtmlArgs& args) {
         std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
         // Checked before the run is read: a refusal costs nothing (output/output_file.h, like every output).
         if (auto e = OutputFile::check(args.output, OutputPolicy{args.force}); !e.empty()) return cli_error(e);
-        Filter filter;
-        filter.nested_driver_calls = args.nested_driver_calls;
-        AnalysisOptions ao;
-        ao.step_pattern = args.step_range;
-        if (args.batch_size > 0) ao.batch_size = args.batch_size;
-        std::string page = html::render_run_page(inputs, filter, ao);
+        std::string page;
+        if (auto where = job_of_figures(inputs, args.step_range)) {
+            // A large job whose run directories all hold their rank figures: the page from them alone.
+            JobFigures job = job_figures(where->figures_files, "", {});
+            std::string source = inputs.size() == 1 ? inputs.front().string() : std::string();
+            page = html::render_job_page(compare_ranks(std::move(job.ranks)), source, where->figures_files.size());
+        } else {
+            Filter filter;
+            filter.nested_driver_calls = args.nested_driver_calls;
+            AnalysisOptions ao;
+            ao.step_pattern = args.step_range;
+            if (args.batch_size > 0) ao.batch_size = args.batch_size;
+            page = html::render_run_page(inputs, filter, ao);
+        }
         OutputFile f(args.output, OutputPolicy{args.force});
         f.stream() << page;
         f.commit();

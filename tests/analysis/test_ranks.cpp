@@ -281,6 +281,51 @@ TEST_CASE("figures: a run without ranks writes no rank-figures.json", "[ranks][f
     CHECK_FALSE(fs::exists(tmp.path() / kRankFiguresFile));
 }
 
+TEST_CASE("figures: a job of more than 32 run directories holding only their figures: analyze and html from them",
+          "[ranks][figures][html]") {
+    TempDir tmp;
+    // The figures of rank 1 (13 ms of compute a step) and rank 2 (10 ms), from their traces; then a job of 40 run
+    // directories on 5 hosts, each holding one rank's rank-figures.json and no trace: rank 17 computes like rank 1,
+    // every other like rank 2.
+    write_job(tmp.path() / "three", straggler_job());
+    json three = json::parse(run_cli("ranks --format json " + (tmp.path() / "three").string()));
+    REQUIRE(three["ranks"].size() == 3);
+    const fs::path job = tmp.path() / "job";
+    for (int i = 0; i < 40; ++i) {
+        json f = three["ranks"][i == 17 ? 1 : 2];
+        const std::string host = "node" + std::to_string(i / 8);
+        f["rank"] = i;
+        f["host"] = host;
+        f["boot_id"] = "boot-" + host;
+        f["label"] = "rank " + std::to_string(i) + " @ " + host + " (pid 7)";
+        fs::path d = job / ("run." + host + "." + std::to_string(i));
+        fs::create_directories(d);
+        std::ofstream(d / kRankFiguresFile) << json{{"schema_version", kRankFiguresSchemaVersion},
+                                                    {"ranks", json::array({f})}}.dump();
+    }
+    REQUIRE(job_of_figures({job}, ""));
+    CHECK_FALSE(job_of_figures({job}, "train_step"));  // other steps than the figures': the traces are needed
+
+    std::string text = run_cli("analyze " + job.string());
+    CHECK(text.find("Analysis: a job of 40 ranks, from the rank figures of 40 run directories") != std::string::npos);
+    CHECK(text.find("rank 17 @ node2 (pid 7) is a straggler") != std::string::npos);
+    json j = json::parse(run_cli("analyze --format json " + job.string()));
+    CHECK(j["ranks"]["totals"]["ranks"] == 40);
+    CHECK(j["ranks"]["hosts"] == 5);
+    REQUIRE(j["ranks"]["stragglers"].size() == 1);
+    CHECK(j["ranks"]["stragglers"][0]["rank"] == 17);
+
+    // report.html of the job: its header and the Ranks section, from the figures alone.
+    run_cli("html -o " + tmp.file("job.html") + " " + job.string());
+    std::ifstream in(tmp.file("job.html"));
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(page.find("<h1>job 4711: 40 ranks</h1>") != std::string::npos);
+    CHECK(page.find("from the rank figures of 40 run directories") != std::string::npos);
+    CHECK(page.find("<section id=\"ranks\"") != std::string::npos);
+    CHECK(page.find("rank 17 @ node2 (pid 7) is a straggler") != std::string::npos);
+    CHECK(page.find("40 ranks on 5 hosts") != std::string::npos);
+}
+
 TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {
     TempDir tmp;
     std::ofstream(tmp.file("bad.json")) << R"({"ranks": [{"schema_version": 1, "rank": "one"}]})";
