@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <stdexcept>
 
 namespace gprof::report {
@@ -85,15 +84,6 @@ void write_figures_file(const std::vector<RankFigures>& figures, std::ostream& o
     for (size_t i = 0; i < ranks.size(); ++i)
         out << (i ? ",\n  " : "\n  ") << ranks[i].dump(-1, ' ', false, json::error_handler_t::replace);
     out << "\n]}\n";
-}
-
-std::optional<std::string> run_figures_text(const Run& run) {
-    std::vector<RankFigures> figures = rank_figures(run, "");
-    bool any_rank = std::any_of(figures.begin(), figures.end(), [](const RankFigures& f) { return f.rank >= 0; });
-    if (!any_rank) return std::nullopt;
-    std::ostringstream text;
-    write_figures_file(figures, text);
-    return text.str();
 }
 
 RankInputs rank_inputs(const std::vector<fs::path>& inputs, bool use_figures) {

@@ -27,10 +27,6 @@ std::vector<RankFigures> read_figures_file(const std::filesystem::path& path);
 // Writes `figures` as a figures file (rank-figures.json's form) to `out`.
 void write_figures_file(const std::vector<RankFigures>& figures, std::ostream& out);
 
-// What gprof-run writes to <run dir>/rank-figures.json at the end of a run: the figures of its ranks (the default
-// steps); nullopt when no process of the run has a rank (then no file).
-std::optional<std::string> run_figures_text(const Run& run);
-
 struct RankInputs {
     std::vector<std::filesystem::path> figures_files;          // in input order
     std::vector<std::vector<std::filesystem::path>> run_dirs;  // the traces of each run directory without figures

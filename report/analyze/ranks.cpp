@@ -139,8 +139,9 @@ std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pa
     return out;
 }
 
-bool has_several_ranks(const std::vector<RankFigures>& figures) {
-    return std::count_if(figures.begin(), figures.end(), [](const RankFigures& f) { return f.rank >= 0; }) >= 2;
+size_t count_ranks(const std::vector<RankFigures>& figures) {
+    return static_cast<size_t>(
+        std::count_if(figures.begin(), figures.end(), [](const RankFigures& f) { return f.rank >= 0; }));
 }
 
 bool rank_order(const RankFigures& a, const RankFigures& b) {

@@ -60,9 +60,10 @@ struct RankFigures {
 std::vector<RankFigures> rank_figures(const Run& run, const std::string& step_pattern);
 // The order ranks are listed in: by rank number, then the processes without one by host and pid.
 bool rank_order(const RankFigures& a, const RankFigures& b);
-// Two ranks or more among the figures: a distributed job, whose ranks report.html compares (a process tree without
-// ranks, a parent and its CUDA child, is not one).
-bool has_several_ranks(const std::vector<RankFigures>& figures);
+// The figures with a rank number. One or more: the run is part of a distributed job (gprof-run writes
+// rank-figures.json); two or more: report.html compares them (a process tree without ranks, a parent and its CUDA
+// child, is not a job).
+size_t count_ranks(const std::vector<RankFigures>& figures);
 
 // 2: steps by column ({"start_after_first_ns": [...], "duration_ns": [...], "nccl_ns": [...], "compute_ns": [...]});
 // 1: one object per step ({"start_ns", "duration_ns", "nccl_ns", "compute_ns"}). Both are read.

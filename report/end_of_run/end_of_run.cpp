@@ -1,6 +1,5 @@
 #include "end_of_run/end_of_run.h"
 
-#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -102,7 +101,6 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         data.analysis_slices = analysis ? &slices : nullptr;
         data.json_event_limit = options.json_event_limit;
         data.rank_figures = &ranks;
-        data.has_ranks = std::any_of(ranks.begin(), ranks.end(), [](const RankFigures& f) { return f.rank >= 0; });
         {
             std::ostringstream text;
             print_summary_text(agg, full, full, 0, text, kDefaultNameWidth, analysis_text);
@@ -111,7 +109,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         for (const OutputDef& def : outputs()) {
             for (const OutputRequest& req : options.outputs) {
                 if (req.name != def.name) continue;
-                if (def.at_end == AtEndOfRun::WithRanks && !data.has_ranks) continue;
+                if (def.at_end == AtEndOfRun::WithRanks && count_ranks(ranks) == 0) continue;
                 try {
                     std::vector<std::string> warnings;
                     fs::path written = def.write(data, req.path, req.policy, warnings);

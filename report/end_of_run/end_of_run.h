@@ -50,7 +50,6 @@ struct EndOfRunData {
     std::string summary_file_text;                  // the summary with every row: summary.txt
     std::optional<uint64_t> json_event_limit;       // a JSON timeline above it becomes .pftrace (timeline.h)
     const std::vector<RankFigures>* rank_figures = nullptr;  // the run's ranks (analyze/ranks.h), default steps
-    bool has_ranks = false;                         // a process of the run has a rank: rank-figures.json is written
 };
 
 struct EndOfRunOptions {

@@ -55,7 +55,7 @@ fs::path write_html(const EndOfRunData& d, const fs::path& path, const OutputPol
     in.source = d.run_dir.string();
     // A torchrun node's run directory holds its ranks: the page compares them.
     std::optional<RankView> ranks;
-    if (d.rank_figures && has_several_ranks(*d.rank_figures)) {
+    if (d.rank_figures && count_ranks(*d.rank_figures) >= 2) {
         ranks = compare_ranks(*d.rank_figures);
         in.ranks = &*ranks;
     }

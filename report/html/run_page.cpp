@@ -278,7 +278,7 @@ std::string render_run_page(const std::vector<std::filesystem::path>& inputs, co
     if (inputs.size() == 1) in.source = inputs.front().string();
     // A distributed job: its ranks compared (from this model: the traces are in memory already).
     std::optional<RankView> ranks;
-    if (auto figures = rank_figures(run, analysis_options.step_pattern); has_several_ranks(figures)) {
+    if (auto figures = rank_figures(run, analysis_options.step_pattern); count_ranks(figures) >= 2) {
         ranks = compare_ranks(std::move(figures));
         in.ranks = &*ranks;
     }
