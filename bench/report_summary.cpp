@@ -1,7 +1,13 @@
-// gprof-report summary speed and memory on a generated 10 M-record trace, against the time `cat` needs to read
-// the same file (read(2) in 128 KiB blocks, warm cache). Target: summary <= 2x cat, <= 1 GB peak RSS.
+// gprof-report summary speed and memory on two generated traces, against the time `cat` needs to read the same
+// file (read(2) in 128 KiB blocks, warm cache):
+//   - the PyTorch-like mix (BM_*/0/, "mixed"): 10 M records, a launch + kernel and a memcpy call + copy per step, an NVTX
+//     range every 16 steps;
+//   - the NVTX-heavy mix (BM_*/1/, "nvtx"): 9.6 M ranges, 6 threads each making 800 000 nested push/push/pop/pop
+//     with a handful of names, as PyTorch's emit_nvtx() (a range per op) or a decorator on every function makes them;
+//   - the same with CUDA work (BM_*/2/, "nvtx+cuda"): a kernel launch in each inner range, 9.6 M records in all.
 //
-//   build-*/bench/report_summary [--benchmark_filter=...]     GPROF_BENCH_RECORDS=N to change the size
+//   build-*/bench/report_summary [--benchmark_filter=...]     GPROF_BENCH_RECORDS=N, GPROF_BENCH_NVTX_RECORDS=N
+//                                                              to change the sizes
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
@@ -25,6 +31,10 @@ namespace {
 using namespace gprof;
 
 uint64_t record_count() { return bench::bench_record_count(10'000'000ull); }
+uint64_t nvtx_record_count() {
+    const char* n = std::getenv("GPROF_BENCH_NVTX_RECORDS");
+    return n ? std::strtoull(n, nullptr, 10) : 9'600'000ull;
+}
 
 // A realistic mix: per iteration a launch + kernel, a memcpy call + copy, and every 16th an NVTX range and a sync.
 void fill(trace::TraceWriter& w, uint64_t records) {
@@ -58,19 +68,129 @@ void fill(trace::TraceWriter& w, uint64_t records) {
     }
 }
 
-const std::string& trace_path() {
-    static std::string path = [] {
+// The NVTX-heavy mix: 6 threads, each a loop of an op range with a nested one inside (push, push, pop, pop), names
+// from a handful, no CUDA work. The collector writes a range when it closes (the inner one first) and drains each
+// thread's stream by blocks, so the file holds runs of one thread's ranges (here 4096 iterations, 8192 ranges)
+// interleaved with the other threads' runs, as in a real trace of such a program.
+void fill_nvtx(trace::TraceWriter& w, uint64_t records) {
+    using namespace trace;
+    using namespace testing;
+    bench::add_bench_gpu(w);
+    constexpr int kThreads = 6;
+    constexpr uint64_t kRun = 4096;
+    const char* outer_names[] = {"aten::linear", "aten::conv2d", "aten::layer_norm", "aten::softmax"};
+    const char* inner_names[] = {"aten::addmm", "aten::mul", "aten::add", "aten::copy_"};
+    StringId outer[4], inner[4];
+    for (int i = 0; i < 4; ++i) {
+        outer[i] = w.intern(outer_names[i]);
+        inner[i] = w.intern(inner_names[i]);
+    }
+    uint64_t tids[kThreads];
+    Timestamp clock[kThreads];
+    for (int t = 0; t < kThreads; ++t) {
+        tids[t] = 4242 + static_cast<uint64_t>(t);
+        clock[t] = 1'000'000'000 + static_cast<Timestamp>(t) * 37;
+        w.add(Thread{tids[t], w.intern(("worker-" + std::to_string(t)).c_str())});
+    }
+    const uint64_t iterations = records / 2 / kThreads;  // per thread
+    for (uint64_t done = 0; done < iterations; done += kRun)
+        for (int t = 0; t < kThreads; ++t)
+            for (uint64_t i = done; i < std::min(iterations, done + kRun); ++i) {
+                Timestamp s = clock[t];
+                Timestamp is = s + 40 + i % 13, ie = is + 60 + (i * 7) % 50, e = ie + 35 + i % 11;
+                Nvtx in = nvtx_range(tids[t], is, ie, inner[(i + t) % 4]);
+                in.depth = 1;
+                w.add(in);
+                w.add(nvtx_range(tids[t], s, e, outer[i % 4]));
+                clock[t] = e + 20 + i % 7;
+            }
+}
+
+// The NVTX-heavy mix with CUDA work, as emit_nvtx() gives it in a real training step: each inner range holds a
+// kernel launch, whose API call and kernel come from CUPTI's buffer after the run of ranges they fall in (the op
+// just before its call, as in the real H100 traces). Per iteration 2 ranges, a call and a kernel.
+void fill_nvtx_cuda(trace::TraceWriter& w, uint64_t records) {
+    using namespace trace;
+    using namespace testing;
+    bench::add_bench_gpu(w);
+    constexpr int kThreads = 6;
+    constexpr uint64_t kRun = 4096;
+    const char* outer_names[] = {"aten::linear", "aten::conv2d", "aten::layer_norm", "aten::softmax"};
+    const char* inner_names[] = {"aten::addmm", "aten::mul", "aten::add", "aten::copy_"};
+    StringId outer[4], inner[4], kernels[4], launch = w.intern("cudaLaunchKernel");
+    for (int i = 0; i < 4; ++i) {
+        outer[i] = w.intern(outer_names[i]);
+        inner[i] = w.intern(inner_names[i]);
+        kernels[i] = w.intern(("_Z7kernel" + std::to_string(i) + "Pfi").c_str());
+    }
+    uint64_t tids[kThreads];
+    Timestamp clock[kThreads];
+    for (int t = 0; t < kThreads; ++t) {
+        tids[t] = 4242 + static_cast<uint64_t>(t);
+        clock[t] = 1'000'000'000 + static_cast<Timestamp>(t) * 37;
+        w.add(Thread{tids[t], w.intern(("worker-" + std::to_string(t)).c_str())});
+    }
+    uint32_t corr = 1;
+    std::vector<Record> cuda;
+    const uint64_t iterations = records / 4 / kThreads;  // per thread
+    for (uint64_t done = 0; done < iterations; done += kRun) {
+        for (int t = 0; t < kThreads; ++t) {
+            for (uint64_t i = done; i < std::min(iterations, done + kRun); ++i) {
+                Timestamp s = clock[t];
+                Timestamp is = s + 400 + i % 13, ie = is + 3000 + (i * 7) % 500, e = ie + 350 + i % 11;
+                Nvtx in = nvtx_range(tids[t], is, ie, inner[(i + t) % 4]);
+                in.depth = 1;
+                w.add(in);
+                w.add(nvtx_range(tids[t], s, e, outer[i % 4]));
+                Record k;
+                k.kind = RecordKind::Kernel;
+                k.kernel = kernel_op(is + 5000, is + 9000 + (i * 37) % 5000, corr, kernels[(i + t) % 4]);
+                k.kernel.stream = 7;
+                cuda.push_back(k);
+                Record a;
+                a.kind = RecordKind::ApiCall;
+                a.api = api_call(tids[t], is + 100, is + 2500 + i % 700, corr++, launch);
+                cuda.push_back(a);
+                clock[t] = e + 200 + i % 7;
+            }
+        }
+        for (const Record& r : cuda) {
+            if (r.kind == RecordKind::Kernel) w.add(r.kernel);
+            else w.add(r.api);
+        }
+        cuda.clear();
+    }
+}
+
+enum Mix : int64_t { kMixed = 0, kNvtxHeavy = 1, kNvtxCuda = 2 };
+const char* mix_name(int64_t mix) { return mix == kNvtxHeavy ? "nvtx" : mix == kNvtxCuda ? "nvtx+cuda" : "mixed"; }
+
+const std::string& trace_path(int64_t mix = kMixed) {
+    static std::string paths[3];
+    std::string& path = paths[mix];
+    if (path.empty()) {
         auto dir = std::filesystem::temp_directory_path() / "gprof-bench";
         std::filesystem::create_directories(dir);
-        auto p = (dir / ("summary." + std::to_string(record_count()) + ".gprof")).string();
-        if (!std::filesystem::exists(p)) testing::write_trace(p, [](trace::TraceWriter& w) { fill(w, record_count()); });
-        return p;
-    }();
+        uint64_t n = mix == kMixed ? record_count() : nvtx_record_count();
+        const char* infix[] = {"", "nvtx.", "nvtx-cuda."};
+        auto p = (dir / ("summary." + std::string(infix[mix]) + std::to_string(n) + ".gprof")).string();
+        if (!std::filesystem::exists(p)) {
+            auto tmp = p + ".tmp";
+            testing::write_trace(tmp, [&](trace::TraceWriter& w) {
+                if (mix == kNvtxHeavy) fill_nvtx(w, n);
+                else if (mix == kNvtxCuda) fill_nvtx_cuda(w, n);
+                else fill(w, n);
+            });
+            std::filesystem::rename(tmp, p);
+        }
+        path = p;
+    }
     return path;
 }
 
 void BM_cat(benchmark::State& state) {
-    const std::string& path = trace_path();
+    const std::string& path = trace_path(state.range(0));
+    state.SetLabel(mix_name(state.range(0)));
     std::vector<char> buf(128 * 1024);
     uint64_t bytes = 0;
     for (auto _ : state) {
@@ -82,16 +202,18 @@ void BM_cat(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<int64_t>(bytes));
     state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
 }
-BENCHMARK(BM_cat)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_cat)->Arg(kMixed)->Arg(kNvtxHeavy)->Arg(kNvtxCuda)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Arg: decode/aggregate threads (0: the default, the machine's cores up to 4). CPU time is the whole process's
-// (every thread), not the benchmark thread's.
+// Args: the mix, and the decode/aggregate threads (0: the default, the machine's cores up to 4). CPU time is the
+// whole process's (every thread), not the benchmark thread's. Peak RSS is the process's so far: run one mix per
+// process (--benchmark_filter=BM_summary/1/) for the NVTX-heavy figure alone.
 void BM_summary(benchmark::State& state) {
-    const std::string& path = trace_path();
+    const std::string& path = trace_path(state.range(0));
+    state.SetLabel(mix_name(state.range(0)));
     uint64_t bytes = 0, records = 0;
     for (auto _ : state) {
         report::AggregateOptions o;
-        o.threads = static_cast<unsigned>(state.range(0));
+        o.threads = static_cast<unsigned>(state.range(1));
         auto agg = report::aggregate_run({path}, o);
         std::ostringstream out;
         report::print_summary_text(agg, true, true, 0, out);
@@ -107,9 +229,7 @@ void BM_summary(benchmark::State& state) {
 }
 // Best of 5 (the machine is shared: the minimum is the figure least disturbed by others' work).
 BENCHMARK(BM_summary)
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
+    ->ArgsProduct({{kMixed, kNvtxHeavy, kNvtxCuda}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MeasureProcessCPUTime()
@@ -120,7 +240,8 @@ BENCHMARK(BM_summary)
 
 // The reader alone: the floor the summary cannot beat.
 void BM_read_only(benchmark::State& state) {
-    const std::string& path = trace_path();
+    const std::string& path = trace_path(state.range(0));
+    state.SetLabel(mix_name(state.range(0)));
     for (auto _ : state) {
         trace::TraceReader r(path);
         trace::Record rec;
@@ -129,7 +250,7 @@ void BM_read_only(benchmark::State& state) {
         benchmark::DoNotOptimize(n);
     }
 }
-BENCHMARK(BM_read_only)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(3);
+BENCHMARK(BM_read_only)->Arg(kMixed)->Arg(kNvtxHeavy)->Arg(kNvtxCuda)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime()->Iterations(3);
 
 }  // namespace
 

@@ -47,7 +47,7 @@ struct BatchSink {
     void operator()(const Sync& y) { b.widen(y.start, y.end); }
     void operator()(const Nvtx& n) {
         ++b.nvtx_events;
-        if (n.type != NvtxType::Mark) b.ranges.push_back({n.start, n.end, n.tid, n.name, n.domain, n.type});
+        if (n.type != NvtxType::Mark) b.push_range(n, s.nvtx_detail);
         b.widen(n.start, n.end);
     }
 

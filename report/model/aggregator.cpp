@@ -18,7 +18,8 @@ void Aggregator::begin(const StreamContext& ctx) {
     std::fill(std::begin(memcpy_key_), std::end(memcpy_key_), 0);
     memset_key_ = 0;
     release_calls();
-    ranges_.clear();
+    groups_.clear();
+    unfinished_ranges_ = 0;
     graph_launches_.clear();
     graph_node_corrs_.clear();
     memory_.clear();
@@ -70,7 +71,18 @@ void Aggregator::fold(BatchPart& b) {
         dst.ops += w.ops;
         dst.busy_ns += w.busy_ns;
     }
-    if (b.gpus.count || !b.apis.empty()) {
+    // The batch's range groups into the trace's: lengths merged, nothing kept per range but the streams below.
+    std::vector<uint32_t> groups(b.range_groups.groups.size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+        RangeGroup& part = b.range_groups.groups[i];
+        groups[i] = groups_.index(part.key);
+        RangeGroup& g = groups_.groups[groups[i]];
+        g.durations.merge(std::move(part.durations));
+        g.add_first(part.first_start, part.first_position);
+    }
+    p.nvtx_events += b.nvtx_events;
+    unfinished_ranges_ += b.unfinished_ranges;
+    if (b.gpus.count || !b.apis.empty() || !b.range_streams.empty()) {
         // Kept as they are (moved, not copied): the NVTX block reads them when the trace ends.
         KeptBatch& k = kept_.emplace_back();
         for (CallStream& c : b.apis) {
@@ -79,14 +91,15 @@ void Aggregator::fold(BatchPart& b) {
         }
         kept_ops_ += b.gpus.count;
         b.gpus.bytes.shrink();
+        for (RangeStream& r : b.range_streams) r.bytes.shrink();
         k.calls = std::move(b.apis);
         k.ops = std::move(b.gpus);
+        k.ranges = std::move(b.range_streams);
         k.keys = std::move(global);
+        k.groups = std::move(groups);
         max_correlation_ = std::max(max_correlation_, b.max_correlation);
     }
     graph_node_corrs_.insert(b.graph_node_corrs.begin(), b.graph_node_corrs.end());
-    p.nvtx_events += b.nvtx_events;
-    ranges_.insert(ranges_.end(), b.ranges.begin(), b.ranges.end());
     for (const Record& r : b.others) handle_other(p, r);
     tally_.add(b.tally);
 }
@@ -177,8 +190,7 @@ void Aggregator::end(const StreamContext& ctx) {
     out_.dropped += p.dropped;
     finish_nvtx_and_matching(p);
     release_calls();
-    ranges_.clear();
-    ranges_.shrink_to_fit();
+    groups_.clear();
 }
 
 // The process's GPU work on a device. Map nodes stay put: the last device's entry is kept for the next op.

@@ -80,7 +80,8 @@ private:
     //      bench trace's ~0.1 s here);
     //   3. ops whose call was not in the table (far away in the file, or shared ids) are matched by a scan of the
     //      calls. The result is the same as giving every call and op to its ranges one by one, in any order.
-    void attribute(const std::vector<uint32_t>& slot_of, size_t slots, size_t first_slot, const ProcessInfo& p);
+    // `row_of_group`: the trace's range groups -> their row - first_slot.
+    void attribute(const std::vector<uint32_t>& row_of_group, size_t slots, size_t first_slot, const ProcessInfo& p);
 
     Aggregate& out_;
     const AggregateOptions& opt_;
@@ -99,7 +100,8 @@ private:
     std::vector<KeptBatch> kept_;                          // this trace's calls and ops, in file order
     uint64_t kept_calls_ = 0, kept_ops_ = 0;
     uint32_t max_correlation_ = 0;
-    std::vector<RangeLite> ranges_;                        // this trace's NVTX ranges, in file order
+    RangeGroups groups_;                                   // this trace's finished NVTX ranges, by group
+    uint64_t unfinished_ranges_ = 0;
     std::vector<GraphLaunch> graph_launches_;              // this trace's, until end() decides what they are
     std::unordered_set<uint32_t> graph_node_corrs_;        // correlations of graph nodes (graph_id != 0)
     std::unordered_map<uint32_t, uint32_t> graph_key_;     // graph id -> key (across traces: graph ids per process

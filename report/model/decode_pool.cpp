@@ -51,8 +51,9 @@ void read_trace(TraceReader& reader, Aggregator& agg, const StreamContext& ctx, 
     agg.set_sweep_threads(threads);
     if (threads <= 1) {
         auto filter = make_filter();
-        for (;;) {
+        for (uint64_t sequence = 0;; ++sequence) {
             BatchPart b;
+            b.sequence = sequence;
             b.large = agg.large_keys();
             if (!fill(b)) break;
             aggregate_batch(b, settings, filter.get(), &agg.strings());

@@ -36,6 +36,12 @@ struct RangeIds {
     };
 };
 
+// A finished range of a thread that made API calls, as its cover needs it.
+struct CoverRange {
+    Timestamp start, end;
+    uint32_t row;  // its row - first_slot
+};
+
 // One thread's timeline cut at every start and end of its ranges; each piece lists the ranges covering it (start <=
 // t < end), so a call finds its ranges with one search. Ranges nest in practice (push/pop), so the lists are as
 // long as the nesting is deep; ranges that overlap without nesting can make them long: capped.
@@ -43,26 +49,37 @@ struct ThreadCover {
     static constexpr size_t kMaxMembers = size_t(1) << 25;
     std::vector<Timestamp> bounds;  // sorted, distinct
     std::vector<uint32_t> first;    // piece j (from bounds[j] to bounds[j + 1]): members[first[j], first[j + 1])
-    std::vector<uint32_t> members;  // indices into the sorted ranges
+    std::vector<uint32_t> members;  // indices into ends and rows
+    std::vector<Timestamp> ends;    // per range of the thread, sorted by start
+    std::vector<uint32_t> rows;
 
-    // Ranges [lo, hi) of one thread (sorted by start). False when the lists would pass kMaxMembers.
-    bool build(const std::vector<RangeLite>& ranges, size_t lo, size_t hi) {
+    // The thread's ranges (each covering something: start < end), in any order. False when the lists would pass
+    // kMaxMembers.
+    bool build(std::vector<CoverRange>& ranges) {
+        auto by_start = [](const CoverRange& a, const CoverRange& b) { return a.start < b.start; };
+        if (!std::is_sorted(ranges.begin(), ranges.end(), by_start)) std::sort(ranges.begin(), ranges.end(), by_start);
         // Events (time, i+1 a start / -(i+1) an end) in (time, value) order: ends first at a time. The starts are
         // in that order already (ranges sorted by start), the ends nearly (ranges close in order unless they
         // overlap): sorted apart and merged, not one sort of both (docs/performance.md, fourth pass at issue 19).
-        std::vector<std::pair<Timestamp, int64_t>> starts, ends, events;
-        starts.reserve(hi - lo);
-        ends.reserve(hi - lo);
-        for (size_t i = lo; i < hi; ++i) {
-            const RangeLite& r = ranges[i];
-            if (r.end == 0 || r.end <= r.start) continue;  // unfinished, or covers nothing
+        std::vector<std::pair<Timestamp, int64_t>> starts, ends_at, events;
+        starts.reserve(ranges.size());
+        ends_at.reserve(ranges.size());
+        ends.reserve(ranges.size());
+        rows.reserve(ranges.size());
+        for (size_t i = 0; i < ranges.size(); ++i) {
+            const CoverRange& r = ranges[i];
             starts.emplace_back(r.start, static_cast<int64_t>(i) + 1);
-            ends.emplace_back(r.end, -(static_cast<int64_t>(i) + 1));
+            ends_at.emplace_back(r.end, -(static_cast<int64_t>(i) + 1));
+            ends.push_back(r.end);
+            rows.push_back(r.row);
         }
+        ranges = {};
         if (starts.empty()) return true;
-        if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
-        events.resize(starts.size() + ends.size());
-        std::merge(ends.begin(), ends.end(), starts.begin(), starts.end(), events.begin());
+        if (!std::is_sorted(ends_at.begin(), ends_at.end())) std::sort(ends_at.begin(), ends_at.end());
+        events.resize(starts.size() + ends_at.size());
+        std::merge(ends_at.begin(), ends_at.end(), starts.begin(), starts.end(), events.begin());
+        starts = {};
+        ends_at = {};
         bounds.reserve(events.size());
         first.reserve(events.size() + 1);
         members.reserve(events.size());
@@ -120,80 +137,69 @@ struct SweepWorker {
 }  // namespace
 
 void Aggregator::finish_nvtx_and_matching(const ProcessInfo& p) {
-    std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
-    std::unordered_map<RangeIds, uint32_t, RangeIds::Hash> row_of_ids;  // -> slot_of value + 1
     std::map<uint64_t, std::string> tnames;
     for (const auto& t : p.thread_names) {
         auto sp = t.find(' ');
         tnames[std::stoull(t.substr(0, sp))] = t.substr(sp + 1);
     }
-    auto by_thread_and_start = [](const RangeLite& a, const RangeLite& b) {
-        return a.tid != b.tid ? a.tid < b.tid : a.start < b.start;
-    };
-    // Ranges are in the file as they closed: already in this order for a single thread of unnested ranges.
-    if (!std::is_sorted(ranges_.begin(), ranges_.end(), by_thread_and_start))
-        std::sort(ranges_.begin(), ranges_.end(), by_thread_and_start);
+    // The rows of nvprof's NVTX block: one per thread, domain and name (their text: two ids of one text share a
+    // row), each with the lengths of its groups' ranges.
+    std::vector<RangeGroup>& groups = groups_.groups;
+    std::map<std::tuple<uint64_t, std::string, std::string>, size_t> slot;
     const size_t first_slot = out_.nvtx_ranges.size();
-    std::vector<uint32_t> slot_of(ranges_.size(), UINT32_MAX);  // range -> its row - first_slot (finished only)
-    uint64_t unfinished = 0;
-    for (size_t i = 0; i < ranges_.size(); ++i) {
-        const RangeLite& r = ranges_[i];
-        if (r.end == 0 || r.end < r.start) {
-            ++unfinished;
-            continue;
-        }
-        // A run repeats a few names many times: the text decides the row, looked up once per string ids.
-        uint32_t& memo = row_of_ids[{r.tid, r.domain, r.name}];
-        if (memo) {
-            out_.nvtx_ranges[first_slot + memo - 1].durations.push(r.end - r.start);
-            slot_of[i] = memo - 1;
-            continue;
-        }
-        std::string domain(r.domain ? strings_.get(r.domain) : std::string_view());
-        std::string name(strings_.get(r.name));
-        auto key = std::make_tuple(r.tid, domain, name);
+    std::vector<uint32_t> row_of_group(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+        const RangeGroupKey& k = groups[g].key;
+        std::string domain(k.domain ? strings_.get(k.domain) : std::string_view());
+        std::string name(strings_.get(k.name));
+        auto key = std::make_tuple(k.tid, domain, name);
         auto it = slot.find(key);
         if (it == slot.end()) {
             NvtxRangeSummary s;
             s.pid = p.header.pid;
             s.process = process_key(p.header, p.rank);
-            s.tid = r.tid;
-            s.thread_name = tnames.count(r.tid) ? tnames[r.tid] : std::string();
+            s.tid = k.tid;
+            s.thread_name = tnames.count(k.tid) ? tnames[k.tid] : std::string();
             s.domain = domain;
             s.name = name;
             out_.nvtx_ranges.push_back(std::move(s));
             it = slot.emplace(key, out_.nvtx_ranges.size() - 1).first;
         }
-        out_.nvtx_ranges[it->second].durations.push(r.end - r.start);
-        slot_of[i] = static_cast<uint32_t>(it->second - first_slot);
-        memo = slot_of[i] + 1;
+        Distribution lengths = groups[g].durations;  // also the nvtx_sum key's, below
+        out_.nvtx_ranges[it->second].durations.merge(std::move(lengths));
+        row_of_group[g] = static_cast<uint32_t>(it->second - first_slot);
     }
     // Without the detail (reports other than summary) only the NVTX rows are needed.
-    if (opt_.nvtx_detail) attribute(slot_of, out_.nvtx_ranges.size() - first_slot, first_slot, p);
-    // The NVTX summary rows (nvtx_sum) come from the same ranges, keyed by domain:name and style.
+    if (opt_.nvtx_detail) attribute(row_of_group, out_.nvtx_ranges.size() - first_slot, first_slot, p);
+    // The NVTX summary rows (nvtx_sum) come from the same groups, keyed by domain:name and style; keys are made in
+    // the order the ranges sorted by (thread, start) would first show them, as they always were.
+    std::vector<uint32_t> order(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) order[g] = static_cast<uint32_t>(g);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        const RangeGroup &x = groups[a], &y = groups[b];
+        return std::tie(x.key.tid, x.first_start, x.first_position) < std::tie(y.key.tid, y.first_start, y.first_position);
+    });
     std::unordered_map<RangeIds, uint32_t, RangeIds::Hash> key_of_ids;
-    for (const auto& r : ranges_) {
-        if (r.end == 0 || r.end < r.start) continue;
+    for (uint32_t g : order) {
+        const RangeGroupKey& r = groups[g].key;
         uint32_t& memo = key_of_ids[{static_cast<uint64_t>(r.type), r.domain, r.name}];
-        if (memo) {
-            values_[memo - 1].durations.push(r.end - r.start);
-            continue;
+        if (!memo) {
+            std::string domain(r.domain ? strings_.get(r.domain) : std::string_view());
+            std::string name = domain + ":" + std::string(strings_.get(r.name));
+            uint32_t k = global_key(name + '\x1e' + std::string(nvtx_type_name(r.type)), KeyCategory::Nvtx, "");
+            KeyData& kd = out_.keys[k - 1];
+            if (kd.nvtx_style.empty()) {
+                kd.nvtx_style = std::string(nvtx_type_name(r.type));
+                kd.name = name;
+            }
+            memo = k;
         }
-        std::string domain(r.domain ? strings_.get(r.domain) : std::string_view());
-        std::string name = domain + ":" + std::string(strings_.get(r.name));
-        uint32_t k = global_key(name + '\x1e' + std::string(nvtx_type_name(r.type)), KeyCategory::Nvtx, "");
-        KeyData& kd = out_.keys[k - 1];
-        if (kd.nvtx_style.empty()) {
-            kd.nvtx_style = std::string(nvtx_type_name(r.type));
-            kd.name = name;
-        }
-        values_[k - 1].durations.push(r.end - r.start);
-        memo = k;
+        values_[memo - 1].durations.merge(std::move(groups[g].durations));
     }
     // A fact about the program, not a recording problem: the ranges are in the trace (drawn to its end).
-    if (unfinished)
-        out_.notes.push_back(trace_label(p.path) + ": " + std::to_string(unfinished) +
-                             (unfinished == 1 ? " NVTX range" : " NVTX ranges") +
+    if (unfinished_ranges_)
+        out_.notes.push_back(trace_label(p.path) + ": " + std::to_string(unfinished_ranges_) +
+                             (unfinished_ranges_ == 1 ? " NVTX range" : " NVTX ranges") +
                              " never ended (left out of the NVTX statistics)");
 }
 
@@ -208,28 +214,39 @@ void Aggregator::finish_nvtx_and_matching(const ProcessInfo& p) {
 //      bench trace's ~0.1 s here);
 //   3. ops whose call was not in the table (far away in the file, or shared ids) are matched by a scan of the
 //      calls. The result is the same as giving every call and op to its ranges one by one, in any order.
-void Aggregator::attribute(const std::vector<uint32_t>& slot_of, size_t slots, size_t first_slot, const ProcessInfo& p) {
-    if (kept_.empty()) return;
+void Aggregator::attribute(const std::vector<uint32_t>& row_of_group, size_t slots, size_t first_slot,
+                           const ProcessInfo& p) {
+    if (!kept_calls_ && !kept_ops_) return;
+    // Covers for the threads that made calls only: a range on another thread has nothing to be given.
     std::vector<ThreadCover> covers;
     std::unordered_map<uint64_t, uint32_t> cover_of;  // tid -> index in covers
-    bool too_deep = false;
-    for (size_t lo = 0; lo < ranges_.size() && !too_deep;) {
-        size_t hi = lo;
-        while (hi < ranges_.size() && ranges_[hi].tid == ranges_[lo].tid) ++hi;
-        ThreadCover c;
-        if (!c.build(ranges_, lo, hi)) too_deep = true;
-        else if (!c.bounds.empty()) {
-            cover_of.emplace(ranges_[lo].tid, static_cast<uint32_t>(covers.size()));
-            covers.push_back(std::move(c));
+    {
+        std::vector<std::vector<CoverRange>> spans;
+        for (const KeptBatch& kb : kept_)
+            for (const CallStream& s : kb.calls)
+                if (cover_of.emplace(s.tid, static_cast<uint32_t>(spans.size())).second) spans.emplace_back();
+        for (const KeptBatch& kb : kept_)
+            for (const RangeStream& s : kb.ranges) {
+                auto it = cover_of.find(s.tid);
+                if (it == cover_of.end()) continue;
+                std::vector<CoverRange>& out = spans[it->second];
+                s.for_each([&](Timestamp start, Timestamp end, uint32_t g) {
+                    if (end > start) out.push_back({start, end, row_of_group[kb.groups[g]]});  // else covers nothing
+                });
+            }
+        covers.resize(spans.size());
+        bool too_deep = false;
+        for (size_t c = 0; c < spans.size() && !too_deep; ++c) too_deep = !covers[c].build(spans[c]);
+        if (too_deep) {
+            covers.clear();
+            cover_of.clear();
+            out_.warnings.push_back(trace_label(p.path) + ": NVTX ranges overlap too deeply (more than " +
+                                    std::to_string(ThreadCover::kMaxMembers) +
+                                    " range-piece pairs): API calls and GPU ops are not attributed to ranges");
         }
-        lo = hi;
-    }
-    if (too_deep) {
-        covers.clear();
-        cover_of.clear();
-        out_.warnings.push_back(trace_label(p.path) + ": NVTX ranges overlap too deeply (more than " +
-                                std::to_string(ThreadCover::kMaxMembers) +
-                                " range-piece pairs): API calls and GPU ops are not attributed to ranges");
+        // A thread with calls and no ranges: no cover (its calls go nowhere, quickly).
+        for (auto it = cover_of.begin(); it != cover_of.end();)
+            it = covers[it->second].bounds.empty() ? cover_of.erase(it) : std::next(it);
     }
 
     const size_t n = kept_.size();
@@ -302,7 +319,7 @@ void Aggregator::attribute(const std::vector<uint32_t>& slot_of, size_t slots, s
             me.given.clear();
             for (uint32_t m = tc.first[piece]; m < tc.first[piece + 1]; ++m) {
                 uint32_t r = tc.members[m];
-                me.given.emplace_back(ranges_[r].end, &me.work[slot_of[r]]);
+                me.given.emplace_back(tc.ends[r], &me.work[tc.rows[r]]);
             }
             me.given_cover = cover;
             me.given_piece = piece;
@@ -392,7 +409,7 @@ void Aggregator::attribute(const std::vector<uint32_t>& slot_of, size_t slots, s
     for (auto& me : w) {
         for (const KeptOp& o : me.pending) {
             if (!has_call(o.correlation)) ++out_.unmatched_gpu_ops;
-            else if (!covers.empty()) late.push_back(o);
+            else if (!cover_of.empty()) late.push_back(o);
         }
         me.pending = {};
     }

@@ -48,7 +48,14 @@ template <bool kBounded>
         out = *p;
         return p + 1;
     }
-    return end - p >= 10 ? get_bytes<false>(p, end, out, ok) : get_bytes<true>(p, end, out, ok);
+    if (end - p >= 10) {
+        if (p[1] < 0x80) {  // two bytes: deltas of nanosecond times, thread ids (callgrind: -25 instructions each)
+            out = (p[0] & 0x7Fu) | uint64_t{p[1]} << 7;
+            return p + 2;
+        }
+        return get_bytes<false>(p, end, out, ok);
+    }
+    return get_bytes<true>(p, end, out, ok);
 }
 
 // Reads a value put() wrote into memory of our own (never a file): no bounds, no checks; advances p.
