@@ -173,7 +173,10 @@ int main(int argc, char** argv) {
         std::optional<Run> model;
         ro.summary_analysis = [&](const Aggregate& agg) {
             return summary_analysis_section(agg, [&]() -> const Run& {
-                if (!model) model = load_run(traces, lo);
+                if (!model) {
+                    lo.expected = expected_records(agg);  // the summary's read counted them
+                    model = load_run(traces, lo);
+                }
                 return *model;
             });
         };

@@ -63,6 +63,7 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         // The whole model serves the timeline, report.html, the exports and the analysis (made once, here).
         LoadOptions lo;
         lo.filter = filter;
+        lo.expected = expected_records(agg);
         Run run = load_run({options.run_dir}, lo);
         std::optional<AnalysisResult> analysis;
         std::string analysis_error;

@@ -121,4 +121,10 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     return out;
 }
 
+std::vector<ExpectedRecords> expected_records(const Aggregate& agg) {
+    std::vector<ExpectedRecords> out;
+    for (const ProcessInfo& p : agg.processes) out.push_back({p.path, p.api_calls, p.nvtx_events});
+    return out;
+}
+
 }  // namespace gprof::report

@@ -130,6 +130,8 @@ struct AggregateOptions {
 // One pass over the traces, chunks decoded on several threads. Never throws for damaged traces (they become
 // warnings).
 Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const AggregateOptions& options);
+// What `agg` counted per trace, as the room of a model loaded from the same traces with the same filter (LoadOptions).
+std::vector<ExpectedRecords> expected_records(const Aggregate& agg);
 
 // nvprof's name of a memory op row: "[CUDA memcpy HtoD]", "[CUDA memset]".
 std::string memop_row_name(trace::MemcpyKind kind);

@@ -492,6 +492,12 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         run.base_realtime_ns = ctx.run_base_realtime_ns;
         total_before = 0;
         legacy_stack_ids.clear();
+        for (const ExpectedRecords& e : options.expected)
+            if (e.trace == cur->path) {
+                cur->api_calls.reserve(e.api_calls);
+                cur->nvtx.reserve(e.nvtx);
+                break;
+            }
     };
     cb.record = [&](const StreamContext&, const Record& r) {
         ProcessTrace& p = *cur;

@@ -250,9 +250,20 @@ std::vector<std::filesystem::path> find_traces(const std::filesystem::path& dir)
 // Throws std::runtime_error for a path that does not exist or a directory without traces.
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& inputs);
 
+// How many records of the kinds a run holds most of each trace will surface, when a read of the same traces with the
+// same filter counted them already (sized_from below): the model's vectors get their room at once instead of
+// doubling (each doubling copied the records so far and held both copies: an NVTX-heavy run's 9.6 M ranges peaked at
+// 1.24 GB instead of 0.69; docs/performance.md, issue 33).
+struct ExpectedRecords {
+    std::filesystem::path trace;
+    uint64_t api_calls = 0;
+    uint64_t nvtx = 0;  // ranges and marks
+};
+
 struct LoadOptions {
     Filter filter;
     bool keep_backtraces = true;
+    std::vector<ExpectedRecords> expected;  // a room hint only: a count too small or too large changes nothing else
 };
 
 // Loads every input. Never throws for damaged or unreadable traces (they become warnings); throws
