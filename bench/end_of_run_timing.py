@@ -28,11 +28,13 @@ def main():
     ap.add_argument("--threads", type=int, default=6)
     ap.add_argument("--iterations", type=int, default=800000)
     ap.add_argument("--keep", help="keep the last run directory here")
+    ap.add_argument("--app", help="the program (default: BUILD/bench/apps/nvtx_heavy_app; another build's gprof-run "
+                                  "can time this build's program)")
     ap.add_argument("gprof_run_options", nargs="*")
     a = ap.parse_args()
     gprof_run = os.path.join(a.build, "bin", "gprof-run")
-    app = os.path.join(a.build, "bench", "apps", "nvtx_heavy_app")
-    ends, apps, rss = [], [], []
+    app = a.app or os.path.join(a.build, "bench", "apps", "nvtx_heavy_app")
+    ends, apps, rss, cpus = [], [], [], []
     for i in range(a.runs):
         tmp = tempfile.mkdtemp(prefix="gprof-eor-")
         run_dir = os.path.join(tmp, "run")
@@ -52,16 +54,18 @@ def main():
         ends.append((done - exit_ns) / 1e9)
         apps.append((exit_ns - start) / 1e9)
         rss.append(usage.ru_maxrss / 1024)
+        cpus.append(usage.ru_utime + usage.ru_stime)  # gprof-run and the program together
         files = ", ".join(f"{f} {os.path.getsize(os.path.join(run_dir, f)) / 1e6:.1f} MB"
                           for f in sorted(os.listdir(run_dir)))
         print(f"run {i}: program {apps[-1]:.2f} s (from the start of gprof-run), end of run {ends[-1]:.2f} s, "
-              f"peak RSS {rss[-1]:.0f} MB; {files}", flush=True)
+              f"CPU {cpus[-1]:.2f} s (with the program's), peak RSS {rss[-1]:.0f} MB; {files}", flush=True)
         if a.keep and i == a.runs - 1:
             shutil.rmtree(a.keep, ignore_errors=True)
             shutil.move(run_dir, a.keep)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"end of run: median {statistics.median(ends):.2f} s (min {min(ends):.2f}, max {max(ends):.2f}); "
-          f"program median {statistics.median(apps):.2f} s; peak RSS max {max(rss):.0f} MB; "
+          f"program median {statistics.median(apps):.2f} s; CPU median {statistics.median(cpus):.2f} s; "
+          f"peak RSS max {max(rss):.0f} MB; "
           f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -13,19 +13,25 @@ namespace gprof::report {
 
 namespace fs = std::filesystem;
 
-std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model) {
+std::string summary_analysis_section(const Aggregate& agg, const AnalysisResult* analysis,
+                                     const std::string& analysis_error) {
     std::ostringstream a;
-    if (agg.records > kSummaryAnalysisRecordLimit) {
+    if (agg.records > kSummaryAnalysisRecordLimit)
         a << "Analysis: left out of the summary for a run of " << agg.records
           << " records (it needs the whole run in memory): gprof-report analyze makes it\n";
-        return a.str();
-    }
-    try {
-        print_analysis_section(analyze_run(model(), {}), a);
-    } catch (const std::exception& e) {
-        a << "Analysis: not available (" << e.what() << ")\n";
-    }
+    else if (analysis) print_analysis_section(*analysis, a);
+    else a << "Analysis: not available (" << analysis_error << ")\n";
     return a.str();
+}
+
+std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model) {
+    if (agg.records > kSummaryAnalysisRecordLimit) return summary_analysis_section(agg, nullptr, "");
+    try {
+        AnalysisResult a = analyze_run(model(), {});
+        return summary_analysis_section(agg, &a, "");
+    } catch (const std::exception& e) {
+        return summary_analysis_section(agg, nullptr, e.what());
+    }
 }
 
 std::optional<fs::path> EndOfRunResult::path_of(std::string_view output) const {
@@ -81,8 +87,9 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
         } catch (const std::exception& e) {
             result.warnings.push_back(std::string("rank figures left out: ") + e.what());
         }
-        // The summary's section: the same function gprof-report's summary uses (one code path, issue 30).
-        std::string analysis_text = summary_analysis_section(agg, [&]() -> const Run& { return run; });
+        // The summary's section: the same function gprof-report's summary uses (one code path, issue 30), from the
+        // analysis above, made once (it was made twice: issue 33).
+        std::string analysis_text = summary_analysis_section(agg, analysis ? &*analysis : nullptr, analysis_error);
 
         if (options.summary != SummaryMode::None && options.summary_out) {
             print_summary_text(agg, full, full, full ? 0 : kBriefRows, *options.summary_out, kDefaultNameWidth,
@@ -111,6 +118,14 @@ EndOfRunResult finish_run(const EndOfRunOptions& options) {
             for (const OutputRequest& req : options.outputs) {
                 if (req.name != def.name) continue;
                 if (def.at_end == AtEndOfRun::WithRanks && count_ranks(ranks) == 0) continue;
+                if (def.name == "timeline" && !req.named && agg.records > options.timeline_record_limit) {
+                    result.not_made.push_back("timeline:      not made for a run of " + std::to_string(agg.records) +
+                                              " records (over " + std::to_string(options.timeline_record_limit) +
+                                              "); make it with: gprof-report timeline -o " +
+                                              (options.run_dir / "timeline.pftrace").string() + " " +
+                                              options.run_dir.string());
+                    continue;
+                }
                 try {
                     std::vector<std::string> warnings;
                     fs::path written = def.write(data, req.path, req.policy, warnings);
@@ -162,6 +177,7 @@ std::vector<std::string> where_lines(const EndOfRunOptions& options, const EndOf
         lines.push_back(label + w.path.string() +
                         (def && !def->open_with.empty() ? " (" + std::string(def->open_with) + ")" : std::string()));
     }
+    for (const std::string& line : result.not_made) lines.push_back(line);
     return lines;
 }
 

@@ -28,6 +28,12 @@ enum class SummaryMode { None, Brief, Full };
 // Rows per section of the summary printed at the end of a run; summary.txt always has them all.
 inline constexpr size_t kBriefRows = 10;
 
+// Over this many records, the timeline is not made at the end of a run unless it was asked for by name
+// (--timeline PATH): one line says how to make it (gprof-report timeline RUN). It is the largest output by far: a
+// 9.6 M-range NVTX run's took about 3.5 s of CPU for a 336 MB .pftrace, most of the end of the run
+// (docs/performance.md, issue 33).
+inline constexpr uint64_t kTimelineRecordLimit = 5'000'000;
+
 // The summary's Analysis section needs the whole run in memory (the model, not the streaming aggregate): above this
 // many records it is left out of the summary, with a line saying so, wherever the summary is printed (gprof-report
 // analyze still makes it). docs/performance.md has the figures.
@@ -36,6 +42,10 @@ inline constexpr uint64_t kSummaryAnalysisRecordLimit = 20'000'000;
 // The Analysis section of the summary (verdict, utilisation, top findings, steps), the same wherever the summary is
 // printed: `model` is called only when the run is small enough (kSummaryAnalysisRecordLimit).
 std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model);
+// The same from an analysis made already (`analysis`, or the message it failed with): gprof-run's end of run
+// analyses the run once for the summary, report.html and the timeline.
+std::string summary_analysis_section(const Aggregate& agg, const AnalysisResult* analysis,
+                                     const std::string& analysis_error);
 
 // What finish_run computed once and every output is made from.
 struct EndOfRunData {
@@ -60,6 +70,7 @@ struct EndOfRunOptions {
     std::vector<OutputRequest> outputs;             // what to write: end_of_run_outputs(run_dir, choice)
     // A JSON timeline with more events than this is written as x.pftrace instead (docs/reports.md).
     std::optional<uint64_t> json_event_limit = kJsonTimelineEventLimit;
+    uint64_t timeline_record_limit = kTimelineRecordLimit;  // see kTimelineRecordLimit
     bool stats = false;                             // --stats=true: nsys's report tables after the summary
     TimeUnit stats_time_unit = TimeUnit::Ns;
 };
@@ -72,6 +83,7 @@ struct WrittenOutput {
 struct EndOfRunResult {
     std::vector<std::filesystem::path> traces;  // the trace files found, sorted
     std::vector<WrittenOutput> written;          // in the order of outputs()
+    std::vector<std::string> not_made;           // outputs left out for the run's size, one line each (how to make them)
     std::vector<std::string> warnings;           // what went wrong, one line each (never printed by finish_run)
     bool summary_printed = false;                // the warnings are in the summary already
     bool ok = true;                              // false: something could not be written

@@ -140,9 +140,11 @@ std::vector<OutputRequest> end_of_run_outputs(const fs::path& run_dir, const End
         r.name = d.name;
         r.policy.mode = FileMode::Private;
         auto elsewhere = choice.paths.find(r.name);
+        r.named = d.at_end == AtEndOfRun::OnExport;
         if (elsewhere != choice.paths.end()) {
             r.path = elsewhere->second;
             r.policy.force = choice.force;
+            r.named = true;
         } else {
             r.path = run_dir / d.default_file;  // the run directory is new: nothing to replace
         }

@@ -56,6 +56,7 @@ struct OutputRequest {
     std::string name;            // an OutputDef's name
     std::filesystem::path path;  // where
     OutputPolicy policy;
+    bool named = false;          // asked for by name (--timeline PATH, --export): made whatever the run's size
 };
 
 // What gprof-run asked for: the outputs left out (--no-timeline, --no-html), exported (--export), and written

@@ -1,6 +1,7 @@
 // finish_run(): what gprof-run calls after the app ends. Never throws, always explains.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -237,4 +238,52 @@ TEST_CASE("finish_run: a .pftrace timeline is Perfetto's protobuf, a run over th
     bool said = false;
     for (const auto& w : r2.warnings) said |= w.find("big.pftrace instead of") != std::string::npos;
     CHECK(said);
+}
+
+// Issue 33: over a size, the timeline nobody asked for by name is not made at the end of a run (it was most of a
+// 9.6 M-range run's end); one line says how to make it. Asked for by name (--timeline PATH) it is made.
+TEST_CASE("finish_run: over the record limit the default timeline is not made, and one line says how", "[end_of_run]") {
+    TempDir dir;
+    write_small_run(dir);
+    std::ostringstream out;
+    EndOfRunOptions o{.run_dir = dir.path(), .summary = SummaryMode::None, .summary_out = &out,
+                      .outputs = end_of_run_outputs(dir.path(), EndOfRunChoice{.left_out = {"html"}})};
+    auto timeline_request = [&o]() -> const OutputRequest& {
+        auto it = std::find_if(o.outputs.begin(), o.outputs.end(), [](const OutputRequest& r) { return r.name == "timeline"; });
+        REQUIRE(it != o.outputs.end());
+        return *it;
+    };
+    CHECK(timeline_request().path == dir.path() / "timeline.json");
+    CHECK_FALSE(timeline_request().named);
+
+    auto under = finish_run(o);  // the small run is far under the default limit
+    CHECK(under.ok);
+    CHECK(under.path_of("timeline"));
+    CHECK(under.not_made.empty());
+    std::filesystem::remove(dir.path() / "timeline.json");
+    std::filesystem::remove(dir.path() / "summary.txt");  // files in the run directory are new: never replaced
+
+    o.timeline_record_limit = 3;
+    auto over = finish_run(o);
+    CHECK(over.ok);
+    CHECK(over.path_of("summary"));
+    CHECK_FALSE(over.path_of("timeline"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "timeline.json"));
+    REQUIRE(over.not_made.size() == 1);
+    const std::string& line = over.not_made[0];
+    CHECK(line.rfind("timeline:", 0) == 0);
+    CHECK(line.find("(over 3)") != std::string::npos);
+    CHECK(line.find("gprof-report timeline -o " + (dir.path() / "timeline.pftrace").string() + " " +
+                    dir.path().string()) != std::string::npos);
+    auto lines = where_lines(o, over);
+    CHECK(std::count(lines.begin(), lines.end(), line) == 1);
+
+    // --timeline PATH: asked for by name, made whatever the size.
+    std::filesystem::remove(dir.path() / "summary.txt");
+    o.outputs = summary_and_timeline(dir.path(), dir.path() / "asked.json");
+    CHECK(timeline_request().named);
+    auto asked = finish_run(o);
+    CHECK(asked.ok);
+    CHECK(asked.path_of("timeline") == dir.path() / "asked.json");
+    CHECK(asked.not_made.empty());
 }
