@@ -72,26 +72,38 @@ void fill(trace::TraceWriter& w, uint64_t records) {
 // from a handful, no CUDA work. The collector writes a range when it closes (the inner one first) and drains each
 // thread's stream by blocks, so the file holds runs of one thread's ranges (here 4096 iterations, 8192 ranges)
 // interleaved with the other threads' runs, as in a real trace of such a program.
+// What both NVTX-heavy mixes share: the GPU, the op names (outer) and the names nested in them (inner), the threads
+// and each thread's clock.
+struct NvtxHeavySetup {
+    static constexpr int kThreads = 6;
+    static constexpr uint64_t kRun = 4096;  // iterations of one thread between the others' (a drained block)
+    trace::StringId outer[4], inner[4];
+    uint64_t tids[kThreads];
+    trace::Timestamp clock[kThreads];
+
+    explicit NvtxHeavySetup(trace::TraceWriter& w) {
+        bench::add_bench_gpu(w);
+        const char* outer_names[] = {"aten::linear", "aten::conv2d", "aten::layer_norm", "aten::softmax"};
+        const char* inner_names[] = {"aten::addmm", "aten::mul", "aten::add", "aten::copy_"};
+        for (int i = 0; i < 4; ++i) {
+            outer[i] = w.intern(outer_names[i]);
+            inner[i] = w.intern(inner_names[i]);
+        }
+        for (int t = 0; t < kThreads; ++t) {
+            tids[t] = 4242 + static_cast<uint64_t>(t);
+            clock[t] = 1'000'000'000 + static_cast<trace::Timestamp>(t) * 37;
+            w.add(trace::Thread{tids[t], w.intern(("worker-" + std::to_string(t)).c_str())});
+        }
+    }
+};
+
 void fill_nvtx(trace::TraceWriter& w, uint64_t records) {
     using namespace trace;
     using namespace testing;
-    bench::add_bench_gpu(w);
-    constexpr int kThreads = 6;
-    constexpr uint64_t kRun = 4096;
-    const char* outer_names[] = {"aten::linear", "aten::conv2d", "aten::layer_norm", "aten::softmax"};
-    const char* inner_names[] = {"aten::addmm", "aten::mul", "aten::add", "aten::copy_"};
-    StringId outer[4], inner[4];
-    for (int i = 0; i < 4; ++i) {
-        outer[i] = w.intern(outer_names[i]);
-        inner[i] = w.intern(inner_names[i]);
-    }
-    uint64_t tids[kThreads];
-    Timestamp clock[kThreads];
-    for (int t = 0; t < kThreads; ++t) {
-        tids[t] = 4242 + static_cast<uint64_t>(t);
-        clock[t] = 1'000'000'000 + static_cast<Timestamp>(t) * 37;
-        w.add(Thread{tids[t], w.intern(("worker-" + std::to_string(t)).c_str())});
-    }
+    NvtxHeavySetup n(w);
+    constexpr int kThreads = NvtxHeavySetup::kThreads;
+    constexpr uint64_t kRun = NvtxHeavySetup::kRun;
+    auto& [outer, inner, tids, clock] = n;
     const uint64_t iterations = records / 2 / kThreads;  // per thread
     for (uint64_t done = 0; done < iterations; done += kRun)
         for (int t = 0; t < kThreads; ++t)
@@ -112,24 +124,12 @@ void fill_nvtx(trace::TraceWriter& w, uint64_t records) {
 void fill_nvtx_cuda(trace::TraceWriter& w, uint64_t records) {
     using namespace trace;
     using namespace testing;
-    bench::add_bench_gpu(w);
-    constexpr int kThreads = 6;
-    constexpr uint64_t kRun = 4096;
-    const char* outer_names[] = {"aten::linear", "aten::conv2d", "aten::layer_norm", "aten::softmax"};
-    const char* inner_names[] = {"aten::addmm", "aten::mul", "aten::add", "aten::copy_"};
-    StringId outer[4], inner[4], kernels[4], launch = w.intern("cudaLaunchKernel");
-    for (int i = 0; i < 4; ++i) {
-        outer[i] = w.intern(outer_names[i]);
-        inner[i] = w.intern(inner_names[i]);
-        kernels[i] = w.intern(("_Z7kernel" + std::to_string(i) + "Pfi").c_str());
-    }
-    uint64_t tids[kThreads];
-    Timestamp clock[kThreads];
-    for (int t = 0; t < kThreads; ++t) {
-        tids[t] = 4242 + static_cast<uint64_t>(t);
-        clock[t] = 1'000'000'000 + static_cast<Timestamp>(t) * 37;
-        w.add(Thread{tids[t], w.intern(("worker-" + std::to_string(t)).c_str())});
-    }
+    NvtxHeavySetup n(w);
+    constexpr int kThreads = NvtxHeavySetup::kThreads;
+    constexpr uint64_t kRun = NvtxHeavySetup::kRun;
+    auto& [outer, inner, tids, clock] = n;
+    StringId kernels[4], launch = w.intern("cudaLaunchKernel");
+    for (int i = 0; i < 4; ++i) kernels[i] = w.intern(("_Z7kernel" + std::to_string(i) + "Pfi").c_str());
     uint32_t corr = 1;
     std::vector<Record> cuda;
     const uint64_t iterations = records / 4 / kThreads;  // per thread
