@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -227,6 +228,35 @@ int steps(int n, int ms) {
     return 0;
 }
 
+// One byte to `ready_fd`, then wait for the end of `go_fd` (every writer closed): a barrier the test holds for all
+// ranks at once.
+void barrier(int ready_fd, int go_fd) {
+    char c = 'r';
+    if (write(ready_fd, &c, 1) != 1) std::exit(3);
+    while (read(go_fd, &c, 1) > 0) {
+    }
+}
+
+// A rank of a job as real ones run: random spikes on every rank (a step in twenty takes 1.5x to 2.5x, drawn from
+// SEED). Its steps start together with the other ranks' and end before any rank exits: barriers on the inherited
+// descriptors READY (one byte written before and after the steps), GO and LEAVE (read to their end), so the
+// ranks' starts and exits, which cost CPU, never overlap another rank's steps.
+int job_rank(int n, int ms, unsigned seed, int ready_fd, int go_fd, int leave_fd) {
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    barrier(ready_fd, go_fd);
+    for (int i = 0; i < n; ++i) {
+        const bool spike = unit(random) < 0.05;
+        const double extra = unit(random);
+        nvtxRangePushA("step");
+        usleep(static_cast<useconds_t>(ms * 1000 * (spike ? 1.5 + extra : 1.0)));
+        nvtxRangePop();
+    }
+    barrier(ready_fd, leave_fd);
+    std::printf("job rank done\n");
+    return 0;
+}
+
 int main(int argc, char** argv) {
     std::string s = argc > 1 ? argv[1] : "nested";
     int n = argc > 2 ? std::atoi(argv[2]) : 100;
@@ -236,6 +266,9 @@ int main(int argc, char** argv) {
     if (s == "named-workers") return named_workers();
     if (s == "many") return many(n);
     if (s == "steps") return steps(n, argc > 3 ? std::atoi(argv[3]) : 10);
+    if (s == "job-rank" && argc == 8)
+        return job_rank(n, std::atoi(argv[3]), static_cast<unsigned>(std::strtoul(argv[4], nullptr, 10)),
+                        std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7]));
     if (s == "fork") return fork_case();
     if (s == "vfork") return vfork_case();
     if (s == "open") return open_at_exit();
