@@ -9,6 +9,7 @@
 // intact chunk decodes on its own. docs/trace-format.md is the prose version of this file.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -59,6 +60,11 @@ inline uint16_t load_u16(const uint8_t* p) noexcept {
 using varint::unzigzag;
 using varint::zigzag;
 inline uint8_t* put_varint(uint8_t* p, uint64_t v) noexcept { return varint::put(p, v); }
+
+// A `reals` value as the unsigned value it is written as: its IEEE-754 bits byte-swapped, so the bytes that are zero
+// in integral values and zeros (the low mantissa bytes) are the high ones LEB128 leaves out.
+inline uint64_t real_bits(double v) noexcept { return __builtin_bswap64(std::bit_cast<uint64_t>(v)); }
+inline double real_of_bits(uint64_t x) noexcept { return std::bit_cast<double>(__builtin_bswap64(x)); }
 [[gnu::always_inline]] inline const uint8_t* get_varint(const uint8_t* p, const uint8_t* end, uint64_t& out,
                                                        bool& ok) noexcept {
     return varint::get(p, end, out, ok);
@@ -106,6 +112,11 @@ public:
             p_ = put_varint(p_, zigzag(static_cast<int64_t>(f[i] - prev)));
             prev = f[i];
         }
+    }
+    void reals(const char*, const double* values, const uint32_t& count, uint32_t max) {
+        uint32_t n = count < max ? count : max;
+        p_ = put_varint(p_, n);
+        for (uint32_t i = 0; i < n; ++i) p_ = put_varint(p_, real_bits(values[i]));
     }
     // Header texts: borrowed C strings (nullptr reads as "").
     void text(const char*, const char* const& t) {
@@ -187,6 +198,20 @@ public:
             p_ = get_varint(p_, end_, x, ok_);
             prev += static_cast<uint64_t>(unzigzag(x));
             f[i] = prev;
+        }
+        count = ok_ ? static_cast<uint32_t>(n) : 0;
+    }
+    void reals(const char*, double* values, uint32_t& count, uint32_t max) {
+        uint64_t n = next();
+        if (n > max) {
+            ok_ = false;
+            count = 0;
+            return;
+        }
+        for (uint64_t i = 0; i < n && ok_; ++i) {
+            uint64_t x = 0;
+            p_ = get_varint(p_, end_, x, ok_);
+            values[i] = real_of_bits(x);
         }
         count = ok_ ? static_cast<uint32_t>(n) : 0;
     }

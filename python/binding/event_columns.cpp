@@ -81,6 +81,10 @@ struct Layout {
     void frames(const char*, uint64_t*, uint32_t&, uint32_t) {
         specs.push_back({"frame_count", Source::FrameCount, std::vector<uint32_t>{}});
     }
+    // A GPU metric sample's values are not columnar either (their names are its set's): their count is.
+    void reals(const char*, double*, uint32_t&, uint32_t) {
+        specs.push_back({"value_count", Source::FrameCount, std::vector<uint32_t>{}});
+    }
     void bytes(const char* n, uint8_t*, uint32_t&, uint32_t) {  // a build id: as hex text
         specs.push_back({n, Source::Bytes, std::vector<int32_t>{}});
     }
@@ -175,6 +179,7 @@ public:
     void end(const char*, trace::Timestamp& ts, trace::Timestamp) { put(ts == 0 ? int64_t{-1} : ctx_->to_run_ns(ts)); }
     void corr(const char*, uint32_t& v) { put(v); }
     void frames(const char*, uint64_t*, uint32_t& count, uint32_t) { put(count); }
+    void reals(const char*, double*, uint32_t& count, uint32_t) { put(count); }
     void bytes(const char*, uint8_t* data, uint32_t& size, uint32_t max) {
         if (slot_[field_] < 0) {
             ++field_;

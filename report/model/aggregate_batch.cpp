@@ -76,6 +76,8 @@ struct BatchSink {
     void operator()(const CallSite&) {}
     void operator()(const CpuSample&) {}      // cpu_sample_sum reads the full model
     void operator()(const OsRuntimeCall&) {}  // osrt_sum too
+    void operator()(const GpuMetricSet&) {}   // GPU metrics: the full model (model/gpu_metrics.h)
+    void operator()(const GpuMetricSample&) {}
 };
 
 }  // namespace

@@ -117,6 +117,8 @@ bool RecordFilter::device_of(const Record& r, uint32_t& dev) {
         case RecordKind::Memory: dev = r.memory.device; return true;
         case RecordKind::MemoryPool: dev = r.memory_pool.device; return true;
         case RecordKind::GraphLaunch: dev = r.graph_launch.device; return true;
+        case RecordKind::GpuMetricSet: dev = r.gpu_metric_set.device; return true;
+        case RecordKind::GpuMetricSample: dev = r.gpu_metric_sample.device; return true;
         default: return false;
     }
 }
@@ -147,6 +149,7 @@ bool record_interval(const Record& r, Timestamp& start, Timestamp& end) {
         case RecordKind::GraphLaunch: start = r.graph_launch.start; end = r.graph_launch.end; return true;
         case RecordKind::CpuSample: start = end = r.cpu_sample.timestamp; return true;
         case RecordKind::OsRuntimeCall: start = r.osrt_call.start; end = r.osrt_call.end; return true;
+        case RecordKind::GpuMetricSample: start = r.gpu_metric_sample.start; end = r.gpu_metric_sample.end; return true;
         default: return false;
     }
 }
@@ -425,6 +428,7 @@ struct StoreRecord {
     ProcessTrace& p;
     const LoadOptions& options;
     std::map<std::vector<uint64_t>, uint32_t>& legacy_stack_ids;  // Backtrace frame lists interned (<= 1.3)
+    const TraceReader& reader;  // strings are defined before their first use: a set's metric names read at once
 
 #define GPROF_MODEL_STORE(Kind, member) \
     void operator()(const Kind& r) { p.member.push_back(r); }
@@ -471,6 +475,8 @@ struct StoreRecord {
     }
     void operator()(const End& r) { p.end = r; }
     void operator()(const Role& r) { p.role = r; }
+    void operator()(const GpuMetricSet& r) { p.gpu_metrics.add_set(r, reader.string(r.metrics)); }
+    void operator()(const GpuMetricSample& r) { p.gpu_metrics.add_sample(r); }
 };
 
 }  // namespace
@@ -499,10 +505,10 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
                 break;
             }
     };
-    cb.record = [&](const StreamContext&, const Record& r) {
+    cb.record = [&](const StreamContext& ctx, const Record& r) {
         ProcessTrace& p = *cur;
         ++total_before;
-        deliver(r, StoreRecord{p, options, legacy_stack_ids});
+        deliver(r, StoreRecord{p, options, legacy_stack_ids, *ctx.reader});
     };
     cb.end = [&](const StreamContext& ctx) {
         ProcessTrace& p = *cur;
@@ -513,6 +519,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         if (p.strings.empty()) p.strings.emplace_back();
         p.read_stats = reader.stats();
         p.warnings = reader.warnings();
+        p.gpu_metrics.warnings(p.warnings);
         if (reader.stats().records > total_before) p.filtered_out = reader.stats().records - total_before;
         p.hidden_driver_calls = ctx.hidden_driver_calls;
         if (uint64_t d = p.dropped_total())

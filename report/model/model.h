@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/gpu_metrics.h"
 #include "model/saturate.h"
 
 #include "gprof/trace/header.h"
@@ -130,8 +131,9 @@ using PyStackFrames = std::vector<uint32_t>;
 
 // The model's storage of the record kinds (GPROF_TRACE_RECORD_KINDS, gprof/trace/records.h) that it keeps as they
 // come, in file order: X(Kind, member), a std::vector<trace::Kind> member of ProcessTrace each. The loader files a
-// record of these kinds by this list; the other kinds (call stacks, End, Role) have storage of their own below. A
-// kind in neither does not compile (the loader's trace::visit), so a new kind is one line here or one handler there.
+// record of these kinds by this list; the other kinds (call stacks, End, Role, GPU metrics) have storage of their
+// own below. A kind in neither does not compile (the loader's trace::visit), so a new kind is one line here or one
+// handler there.
 //   execs: its own exec (spawned = 0, last), children it could not trace (spawned = 1)
 #define GPROF_MODEL_RECORD_VECTORS(X)                                                                          \
     X(Thread, threads)                                                                                         \
@@ -169,6 +171,7 @@ struct ProcessTrace {
     std::unordered_map<uint32_t, std::vector<uint64_t>> stacks;  // Stack records by id (1.4)
     std::unordered_map<uint32_t, trace::PyFrame> py_frames;      // PyFrame records by id (1.4)
     std::unordered_map<uint32_t, PyStackFrames> py_stacks;       // PyStack records by id (1.4)
+    GpuMetrics gpu_metrics;          // GpuMetricSet and GpuMetricSample records (1.7), per device and columnar
     std::optional<trace::Role> role; // its rank in a distributed job, when its launcher said
     std::optional<trace::End> end;  // absent: the process did not finish normally
 

@@ -1,6 +1,7 @@
 // One distinctive record of every kind, and a field-by-field printout used to compare records in tests.
 #pragma once
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -79,10 +80,18 @@ inline void add_every_kind(TraceWriter& w, uint64_t base = 1'700'000'000'123'456
     smp.periods = 4; smp.period_ns = 1'000'000; w.add(smp);
     OsRuntimeCall oc; oc.start = base + 12; oc.end = base + 1'000'000'012ull; oc.tid = 12345; oc.name = w.intern("read");
     oc.stack = 1; oc.py_stack = 0; w.add(oc);
+    // 1.7
+    GpuMetricSet gs; gs.device = 1; gs.name = w.intern("gh100"); gs.chip = w.intern("GH100");
+    gs.metrics = w.intern("sm__cycles_active.avg.pct_of_peak_sustained_elapsed gr__cycles_elapsed.max dram__bytes_read.sum");
+    gs.interval_ns = 100'000; w.add(gs);
+    GpuMetricSample gm; gm.start = base + 13; gm.end = base + 100'013; gm.device = 1; gm.value_count = 3;
+    gm.values[0] = 99.75; gm.values[1] = 166'437.0; gm.values[2] = -0.0; w.add(gm);
 }
 
-inline constexpr size_t kEveryKindCount = 27;  // data records add_every_kind writes (strings aside)
-// ... of which those a writer of format 1.4 did not have: the last two;
+inline constexpr size_t kEveryKindCount = 29;  // data records add_every_kind writes (strings aside)
+// ... of which those a writer of format 1.6 (and 1.5) did not have: the last two;
+inline constexpr size_t kEveryKindAddedIn17 = 2;
+// ... and before them those a writer of format 1.4 did not have: two more;
 inline constexpr size_t kEveryKindAddedIn15 = 2;
 // ... and before them those a writer of format 1.3 did not have: four more;
 inline constexpr size_t kEveryKindAddedIn14 = 4;
@@ -184,6 +193,13 @@ inline std::string describe_record(const Record& r, const TraceReader* reader = 
               << "," << c.period_ns; break; }
         case RecordKind::OsRuntimeCall: { const auto& c = r.osrt_call;
             o << c.start << "," << c.end << "," << c.tid << "," << s(c.name) << "," << c.stack << "," << c.py_stack;
+            break; }
+        case RecordKind::GpuMetricSet: { const auto& g = r.gpu_metric_set;
+            o << g.device << "," << s(g.name) << "," << s(g.chip) << "," << s(g.metrics) << "," << g.interval_ns;
+            break; }
+        case RecordKind::GpuMetricSample: { const auto& g = r.gpu_metric_sample;
+            o << g.start << "," << g.end << "," << g.device << "," << g.value_count;
+            for (uint32_t i = 0; i < g.value_count; ++i) o << "," << (std::signbit(g.values[i]) ? "-" : "") << std::abs(g.values[i]);
             break; }
         default: o << "?"; break;
     }

@@ -61,7 +61,7 @@ TEST_CASE("the trace dumper prints every field of every record kind") {
     CHECK(h["clock"] == "realtime");
     CHECK(h["realtime_ns"] == 1'700'000'000'000'000'000);
     CHECK(h["run_id"] == "test-run");
-    CHECK(h["version"] == "1.6");
+    CHECK(h["version"] == "1.7");
 
     const json& k = by_kind["kernel"];
     CHECK(k["name"] == "_Z6vecAddPKfS0_Pfi");

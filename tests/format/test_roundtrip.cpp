@@ -52,12 +52,22 @@ std::vector<std::string> expected_every_kind() {
         "28:12345,77,1,1",
         "29:" + t(11) + ",12346," + std::to_string(0x55'5555'1240ull) + ",1,1,4,1000000",
         "30:" + t(12) + "," + t(1'000'000'012ull) + ",12345,read,1,0",
+        "31:1,gh100,GH100,sm__cycles_active.avg.pct_of_peak_sustained_elapsed gr__cycles_elapsed.max "
+        "dram__bytes_read.sum,100000",
+        "32:" + t(13) + "," + t(100'013) + ",1,3,99.75,166437,-0",
     };
+}
+
+// What a writer of format 1.6 or 1.5 wrote for add_every_kind: everything but the kinds 1.7 added.
+std::vector<std::string> expected_16() {
+    auto v = expected_every_kind();
+    v.resize(v.size() - kEveryKindAddedIn17);
+    return v;
 }
 
 // What a writer of format 1.4 wrote for add_every_kind: everything but the kinds 1.5 added.
 std::vector<std::string> expected_14() {
-    auto v = expected_every_kind();
+    auto v = expected_16();
     v.resize(v.size() - kEveryKindAddedIn15);
     return v;
 }
@@ -231,16 +241,16 @@ std::string read_bytes(const std::string& p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-TEST_CASE("format 1.6 encodes exactly as it always did: every kind writes the stored bytes") {
-    // golden/every_kind-1.6.gprof was written by the first 1.6 writer (test_header, add_every_kind). A change to
+TEST_CASE("format 1.7 encodes exactly as it always did: every kind writes the stored bytes") {
+    // golden/every_kind-1.7.gprof was written by the first 1.7 writer (test_header, add_every_kind). A change to
     // a field list, an encoding or the chunking that alters a single byte fails here: that is a format change.
     TempDir dir;
     auto path = dir.file("every.gprof");
     write_trace(path, [](TraceWriter& w) { add_every_kind(w); });
-    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.6.gprof";
+    const std::string golden_path = std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.7.gprof";
     std::string now = read_bytes(path);
-    // Format 1.6 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
-    // never again (a 1.7 gets a golden file of its own).
+    // Format 1.7 is not released yet: while it is not, GPROF_UPDATE_GOLDEN=1 rewrites the file. Once released,
+    // never again (a 1.8 gets a golden file of its own).
     if (const char* u = std::getenv("GPROF_UPDATE_GOLDEN"); u && *u && std::string(u) != "0")
         std::ofstream(golden_path, std::ios::binary) << now;
     std::string golden = read_bytes(golden_path);
@@ -251,6 +261,19 @@ TEST_CASE("format 1.6 encodes exactly as it always did: every kind writes the st
            now[first_difference] == golden[first_difference])
         ++first_difference;
     CHECK(first_difference == golden.size());
+}
+
+TEST_CASE("a 1.6 trace still reads: every record as written (1.6 had no GPU metrics)") {
+    // golden/every_kind-1.6.gprof: the 1.6 writer's bytes for add_every_kind.
+    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.6.gprof");
+    CHECK(reader.header().version_minor == 6);
+    CHECK(reader.header().pid_ns == test_header().pid_ns);
+    CHECK(reader.warnings().empty());
+    auto expected = expected_16();
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(reader.stats().has_end);
 }
 
 TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appended as zero") {
@@ -307,7 +330,7 @@ TEST_CASE("a 1.5 trace still reads: every record as written, the header's pid na
     CHECK(reader.header().boot_id == test_header().boot_id);
     CHECK(reader.header().pid_ns == 0);
     CHECK(reader.warnings().empty());
-    auto expected = expected_every_kind();
+    auto expected = expected_16();
     auto got = describe_all(reader);
     REQUIRE(got.size() == expected.size() + 1);  // + End
     for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);

@@ -2,8 +2,10 @@
 // newer minors (new kinds, appended fields) are read with a warning; older minors read missing fields as zero.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "codec.h"
 #include "record_samples.h"
@@ -240,4 +242,92 @@ TEST_CASE("Nvtx records: the writer's own encoder writes exactly what the field 
     size_t first_difference = 0;
     while (first_difference < got.size() && got[first_difference] == want[first_difference]) ++first_difference;
     CHECK(first_difference == got.size());
+}
+
+// GPU metric samples (1.7): values are doubles, written as their byte-swapped bits in LEB128, so every double comes
+// back bit for bit (NaN, infinities, -0, subnormals), zeros take one byte and integral counts at most 6, and a count
+// beyond kMaxGpuMetrics or values past the body are a malformed record, skipped and said, never read out of bounds.
+TEST_CASE("1.7: GPU metric samples keep every double bit for bit, integral values and zeros stay small") {
+    TempDir dir;
+    auto path = dir.file("metrics.gprof");
+    GpuMetricSample full;
+    full.start = 1'000'000;
+    full.end = 1'100'000;
+    full.device = 3;
+    full.value_count = kMaxGpuMetrics;
+    const double odd[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity(), -0.0, std::numeric_limits<double>::denorm_min(),
+                          std::numeric_limits<double>::max(), 99.8, 1.93e12};
+    for (uint32_t i = 0; i < kMaxGpuMetrics; ++i) full.values[i] = i < 8 ? odd[i] : i * 1000.0 + 0.5;
+    GpuMetricSample idle;  // an idle interval: 8 zeros
+    idle.start = 1'100'000;
+    idle.end = 1'200'000;
+    idle.device = 3;
+    idle.value_count = 8;
+    GpuMetricSample counts = idle;  // cycles and bytes: integral values
+    counts.values[4] = 166'437;
+    counts.values[5] = 166'500;
+    counts.values[6] = 193'000'000;
+    counts.values[7] = 192'999'936;
+    size_t idle_bytes = 0, counts_bytes = 0;
+    for (const GpuMetricSample* s : {&idle, &counts}) {
+        uint8_t body[codec::kMaxRecordBytes];
+        codec::DeltaState state;
+        codec::Encoder enc(body, state);
+        describe(enc, const_cast<GpuMetricSample&>(*s));
+        (s == &idle ? idle_bytes : counts_bytes) = static_cast<size_t>(enc.position() - body);
+    }
+    INFO("body bytes: idle " << idle_bytes << ", with counts " << counts_bytes);
+    CHECK(idle_bytes <= 4 + 3 + 1 + 1 + 8);        // start (absolute), end - start, device, count, 8 one-byte zeros
+    CHECK(counts_bytes <= idle_bytes + 4 * 5);     // each count (< 2^28) in at most 6 bytes, not 10
+    write_trace(path, [&](TraceWriter& w) {
+        w.add(full);
+        w.add(idle);
+        w.add(counts);
+    });
+    TraceReader reader(path);
+    Record r;
+    std::vector<GpuMetricSample> got;
+    while (reader.next(r))
+        if (r.kind == RecordKind::GpuMetricSample) got.push_back(r.gpu_metric_sample);
+    REQUIRE(got.size() == 3);
+    CHECK(reader.warnings().empty());
+    for (size_t k = 0; k < 3; ++k) {
+        const GpuMetricSample& want = k == 0 ? full : k == 1 ? idle : counts;
+        CHECK(got[k].start == want.start);
+        CHECK(got[k].end == want.end);
+        CHECK(got[k].device == want.device);
+        REQUIRE(got[k].value_count == want.value_count);
+        for (uint32_t i = 0; i < want.value_count; ++i)
+            CHECK(std::bit_cast<uint64_t>(got[k].values[i]) == std::bit_cast<uint64_t>(want.values[i]));
+    }
+}
+
+TEST_CASE("1.7: a GPU metric sample claiming more values than a sample holds, or than its body, is skipped and said") {
+    TempDir dir;
+    auto bytes = minimal_trace(dir);
+    auto kind = static_cast<uint8_t>(RecordKind::GpuMetricSample);
+    std::vector<uint8_t> payload;
+    // start 5, end +1, device 0, 33 values (one more than kMaxGpuMetrics), then 33 zeros.
+    payload.insert(payload.end(), {kind, 4 + 33, 5, 2, 0, 33});
+    payload.insert(payload.end(), 33, 0);
+    // start 5, end +1, device 0, 3 values but only 2 in the body.
+    payload.insert(payload.end(), {kind, 6, 5, 2, 0, 3, 0, 0});
+    // A well-formed one after them: 2 values, 0 and 1.0 (0x3FF0... byte-swapped: 0xF03F as LEB128 0xBF 0xE0 0x03).
+    payload.insert(payload.end(), {kind, 8, 5, 2, 0, 2, 0, 0xBF, 0xE0, 0x03});
+    append_chunk(bytes, payload, 3);
+    TraceReader r("forged", bytes);
+    Record rec;
+    std::vector<GpuMetricSample> samples;
+    while (r.next(rec))
+        if (rec.kind == RecordKind::GpuMetricSample) samples.push_back(rec.gpu_metric_sample);
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].value_count == 2);
+    CHECK(samples[0].values[0] == 0.0);
+    CHECK(samples[0].values[1] == 1.0);
+    std::string all;
+    for (const auto& w : r.warnings()) all += w + "\n";
+    INFO(all);
+    CHECK(all.find("malformed gpu_metric_sample") != std::string::npos);
+    CHECK(r.stats().malformed_records == 2);
 }

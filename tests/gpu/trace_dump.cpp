@@ -89,6 +89,9 @@ struct JsonFields {
     void frames(const char* name, const uint64_t* f, const uint32_t& count, uint32_t max) {
         out[name] = std::vector<uint64_t>(f, f + (count < max ? count : max));
     }
+    void reals(const char* name, const double* values, const uint32_t& count, uint32_t max) {
+        out[name] = std::vector<double>(values, values + (count < max ? count : max));
+    }
     void text(const char* name, const std::string& t) { out[name] = t; }
     void texts(const char* name, const TraceHeader& h) { out[name] = h.argv; }
 };

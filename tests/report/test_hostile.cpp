@@ -56,6 +56,7 @@ struct FieldIndex {
     void corr(const char* n, uint32_t&) { hit(n); }
     void bytes(const char* n, uint8_t*, uint32_t&, uint32_t) { hit(n); }
     void frames(const char* n, uint64_t*, uint32_t&, uint32_t) { hit(n); }
+    void reals(const char* n, double*, uint32_t&, uint32_t) { hit(n); }
 };
 template <class R> size_t field_index(const char* name) {
     R r{};

@@ -13,6 +13,8 @@
 //   corr(name, uint32_t&)                zigzag LEB128 of the difference to the previous correlation of the chunk
 //   bytes(name, uint8_t*, uint32_t& size, uint32_t max)    u length, then the bytes
 //   frames(name, uint64_t*, uint32_t& count, uint32_t max) u count, then each address as a zigzag delta
+//   reals(name, double*, uint32_t& count, uint32_t max)    u count, then each value's IEEE-754 bits, byte-swapped,
+//                                        as u (integral values and zeros, the common ones, take 1-5 bytes)
 // and, for the header only:
 //   text(name, S&)                       u length, then the bytes (S: const char*, std::string or a view)
 //   texts(name, H&)                      u count, then count texts (the header's argv)
@@ -150,6 +152,15 @@ template <class V> constexpr void describe(V& v, OsRuntimeCall& r) {
     GPROF_FIELD(u, start); GPROF_FIELD(end, end, r.start); GPROF_FIELD(u, tid); GPROF_FIELD(str, name);
     GPROF_FIELD(u, stack); GPROF_FIELD(u, py_stack);
 }
+// 1.7's kinds, like 1.5's, write no `time` field.
+template <class V> constexpr void describe(V& v, GpuMetricSet& r) {
+    GPROF_FIELD(u, device); GPROF_FIELD(str, name); GPROF_FIELD(str, chip); GPROF_FIELD(str, metrics);
+    GPROF_FIELD(u, interval_ns);
+}
+template <class V> constexpr void describe(V& v, GpuMetricSample& r) {
+    GPROF_FIELD(u, start); GPROF_FIELD(end, end, r.start); GPROF_FIELD(u, device);
+    GPROF_FIELD(reals, values, r.value_count, kMaxGpuMetrics);
+}
 
 // The Header record (kind 1). H is HeaderInfo when writing and the reader's decoded form when reading; the clock
 // fields are flattened (clock.clock is written as "clock", clock.trace_ns as "trace_ns", ...).
@@ -182,6 +193,7 @@ struct MaxBodyBytes {
     constexpr void corr(const char*, uint32_t&) { total += 10; }
     constexpr void bytes(const char*, uint8_t*, uint32_t&, uint32_t max) { total += 10 + max; }
     constexpr void frames(const char*, uint64_t*, uint32_t&, uint32_t max) { total += 10 + size_t(max) * 10; }
+    constexpr void reals(const char*, double*, uint32_t&, uint32_t max) { total += 10 + size_t(max) * 10; }
 };
 
 template <class R> constexpr size_t max_body_bytes() {

@@ -30,7 +30,10 @@ inline constexpr uint16_t kFormatMajor = 1;
 //      both naming Stack and PyStack records as CallSite does.
 // 1.6: the header gained pid_ns (the inode of the process's pid namespace): containers on one host number their
 //      processes from 1 each, and share the host name and boot id (Kubernetes pods with hostNetwork).
-inline constexpr uint16_t kFormatMinor = 6;
+// 1.7: GPU metrics over time (PM sampling): record kinds GpuMetricSet (31: a device's sampled metrics, the columns
+//      once) and GpuMetricSample (32: one sampling interval of a device, the values in its set's order); field
+//      encoding `reals` (doubles).
+inline constexpr uint16_t kFormatMinor = 7;
 
 // Feature bits in the file preamble. The low 16 are "required": a reader that does not know one must refuse
 // the file. The high 16 are informational.
@@ -89,7 +92,9 @@ using StringId = uint32_t;
     X(PyStack, 27, py_stack, "py_stack")                           /* a distinct Python call stack */           \
     X(CallSite, 28, call_site, "call_site")                        /* the stacks an API call was made from */    \
     X(CpuSample, 29, cpu_sample, "cpu_sample")                     /* a thread's stack, sampled on CPU time */   \
-    X(OsRuntimeCall, 30, osrt_call, "osrt_call")                   /* a blocking libc call (nsys's osrt) */
+    X(OsRuntimeCall, 30, osrt_call, "osrt_call")                   /* a blocking libc call (nsys's osrt) */    \
+    X(GpuMetricSet, 31, gpu_metric_set, "gpu_metric_set")          /* a device's sampled metrics (columns) */  \
+    X(GpuMetricSample, 32, gpu_metric_sample, "gpu_metric_sample") /* one sampling interval's values */
 
 enum class RecordKind : uint8_t {
     Header = 1,  // always the first record of a file
@@ -511,6 +516,29 @@ struct OsRuntimeCall {
     StringId name = 0;  // the function as the program called it: "read", "pthread_cond_wait", ...
     uint32_t stack = 0;
     uint32_t py_stack = 0;
+};
+
+// GPU metrics over time (1.7): PM sampling of a device's performance counters (docs/gpu-metrics.md). The metrics a
+// device is sampled for are written once, as a GpuMetricSet, before its first sample; each GpuMetricSample then
+// holds the values of one sampling interval, in the set's order. A trace holds at most one set per device; a later
+// set of the same device replaces it for the samples after it.
+inline constexpr uint32_t kMaxGpuMetrics = 32;  // values a sample can hold (a set of more columns is refused)
+
+struct GpuMetricSet {
+    uint32_t device = 0;       // the CUDA device number in the process (Kernel::device)
+    StringId name = 0;         // the set ("gh100")
+    StringId chip = 0;         // the chip as CUPTI names it ("GH100")
+    StringId metrics = 0;      // the metric names, separated by single spaces, in the order of the values
+    uint64_t interval_ns = 0;  // the sampling interval asked for
+};
+
+// One sampling interval [start, end) of a device. The values are what the profiler host API evaluates the
+// interval's counters to: a share of peak in percent (".pct_of_peak..."), or a count over the interval (".sum").
+struct GpuMetricSample {
+    Timestamp start = 0, end = 0;
+    uint32_t device = 0;
+    uint32_t value_count = 0;
+    double values[kMaxGpuMetrics] = {};
 };
 
 // ----- per-kind traits derived from the list -------------------------------------------------------------
