@@ -26,16 +26,17 @@ public:
         init_result_ = host_.Initialize(&ip);
         if (init_result_ == CUPTI_SUCCESS) object_ = ip.pHostObject;
     }
-    ~Attempt() {
-        if (!object_) return;
-        auto dp = GPROF_HOST_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
-        dp.pHostObject = object_;
-        host_.Deinitialize(&dp);
-    }
+    ~Attempt() { free_host_object(host_, object_); }
     Attempt(const Attempt&) = delete;
     Attempt& operator=(const Attempt&) = delete;
 
     CUptiResult init_result() const { return init_result_; }
+    // Hands the object over to the caller (it is then not freed here).
+    CUpti_Profiler_Host_Object* release() {
+        CUpti_Profiler_Host_Object* o = object_;
+        object_ = nullptr;
+        return o;
+    }
 
     // Adds `names` to the object (a fresh object per attempt: the host API cannot remove a metric). Not const: the
     // params take char** (the API does not write through it).
@@ -92,6 +93,7 @@ bool resolve_profiler_host(const cupti::CuptiApi& cupti, ProfilerHostApi& host, 
     get(host.GetConfigImageSize, "cuptiProfilerHostGetConfigImageSize");
     get(host.GetConfigImage, "cuptiProfilerHostGetConfigImage");
     get(host.GetNumOfPasses, "cuptiProfilerHostGetNumOfPasses");
+    get(host.EvaluateToGpuValues, "cuptiProfilerHostEvaluateToGpuValues");
     if (!all) {
         host = ProfilerHostApi{};
         host.cupti = &cupti;
@@ -146,6 +148,25 @@ MetricConfig build_metric_config(const ProfilerHostApi& host, const std::string&
         config.error = "no metric of set " + std::string(set.name) + " can be sampled on " + chip;
     }
     return config;
+}
+
+CUpti_Profiler_Host_Object* make_host_object(const ProfilerHostApi& host, const std::string& chip,
+                                             const uint8_t* counter_availability,
+                                             const std::vector<std::string>& metrics, CUptiResult& result) {
+    Attempt attempt(host, chip, counter_availability);
+    result = attempt.init_result();
+    if (result != CUPTI_SUCCESS) return nullptr;
+    std::vector<const char*> names;
+    for (const std::string& m : metrics) names.push_back(m.c_str());
+    result = attempt.add(names);
+    return result == CUPTI_SUCCESS ? attempt.release() : nullptr;
+}
+
+void free_host_object(const ProfilerHostApi& host, CUpti_Profiler_Host_Object* object) {
+    if (!object || !host.Deinitialize) return;
+    auto dp = GPROF_HOST_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    dp.pHostObject = object;
+    host.Deinitialize(&dp);
 }
 
 std::string describe_dropped(const MetricConfig& config, const MetricSet& set, const std::string& chip) {

@@ -27,6 +27,7 @@ struct ProfilerHostApi {
     CUptiResult (*GetConfigImageSize)(CUpti_Profiler_Host_GetConfigImageSize_Params*) = nullptr;
     CUptiResult (*GetConfigImage)(CUpti_Profiler_Host_GetConfigImage_Params*) = nullptr;
     CUptiResult (*GetNumOfPasses)(CUpti_Profiler_Host_GetNumOfPasses_Params*) = nullptr;
+    CUptiResult (*EvaluateToGpuValues)(CUpti_Profiler_Host_EvaluateToGpuValues_Params*) = nullptr;
     const cupti::CuptiApi* cupti = nullptr;  // for result names
 };
 
@@ -51,6 +52,13 @@ struct MetricConfig {
 // (cuptiPmSamplingGetCounterAvailability), or null to configure for the chip alone (tests, no GPU).
 MetricConfig build_metric_config(const ProfilerHostApi& host, const std::string& chip, const MetricSet& set,
                                  const uint8_t* counter_availability);
+
+// A host object for `chip` holding `metrics` (in that order), for cuptiProfilerHostEvaluateToGpuValues: null, with
+// `result` set, when the host API refuses. Free it with free_host_object.
+CUpti_Profiler_Host_Object* make_host_object(const ProfilerHostApi& host, const std::string& chip,
+                                             const uint8_t* counter_availability,
+                                             const std::vector<std::string>& metrics, CUptiResult& result);
+void free_host_object(const ProfilerHostApi& host, CUpti_Profiler_Host_Object* object);
 
 // "kept 8 of 10 metrics of gh100 on GH100; left out pcie__read_bytes.sum (needs a second pass), ..." — the line the
 // collector logs when a set does not fit whole; empty when nothing was dropped.

@@ -379,6 +379,7 @@ void on_fork_child() {
     sampling::reset_osrt_after_fork();
     stacks::table().reset_after_fork();  // before anything locks it: a parent thread may have held its mutex
     forget_notes();
+    gpu_metrics_after_fork();
     s.pipeline = nullptr;  // leaked with its writer: destroying it would write
     s.recorder = nullptr;
     s.process = nullptr;
@@ -608,6 +609,8 @@ void session_detail::finish_session(EndCause cause, int sig, void (*before_end)(
                                       "CUDA activity not recorded: " + missing.text);
             }
         }
+        if (gpu_metrics_running() && !run_with_watchdog(limit, [] { stop_gpu_metrics(); }))
+            log::warn("the GPU metrics sampler did not stop within {} ms; its last samples are missing", limit.count());
         if (before_end) before_end(ctx, *pipeline);
         // Nothing sampled or traced after this point: the last drain (the final hooks) reads what there is.
         sampling::stop();
@@ -645,10 +648,10 @@ int session_initialize_injection() noexcept {
             }
         }
         if (!pipeline || g_cuda_attempted.exchange(true)) return 1;
-        start_gpu_metrics(config, *pipeline);
         if (!config.trace_cuda) {
             pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Info, 0,
                                   "CUDA activity not recorded: turned off (GPROF_TRACE)");
+            start_gpu_metrics(config, *pipeline, nullptr);  // they need CUPTI: said in one line
             return 1;
         }
         // No lock of ours is held: CUPTI may call back (buffers, resources) on this or other threads.
@@ -658,10 +661,12 @@ int session_initialize_injection() noexcept {
             std::string line = "CUDA activity not recorded: " + r.reason;
             log::warn("{}", line);
             pipeline->post_status(tr::Component::Cupti, tr::StatusLevel::Warning, r.code, line);
+            start_gpu_metrics(config, *pipeline, nullptr);
             return 1;
         }
         g_cuda_ok.store(true);
         attach_cuda(*pipeline);
+        start_gpu_metrics(config, *pipeline, session.api());
     } catch (...) {
     }
     return 1;

@@ -229,6 +229,11 @@ inline LoadedTrace load_trace(const std::string& path) {
         case trace::RecordKind::ApiCall: keep(r.api.name); break;
         case trace::RecordKind::Kernel: keep(r.kernel.name); break;
         case trace::RecordKind::CudaInfo: keep(r.cuda_info.cupti_library); break;
+        case trace::RecordKind::GpuMetricSet:
+            keep(r.gpu_metric_set.name);
+            keep(r.gpu_metric_set.chip);
+            keep(r.gpu_metric_set.metrics);
+            break;
         case trace::RecordKind::Device:
             keep(r.device.name);
             keep(r.device.uuid);

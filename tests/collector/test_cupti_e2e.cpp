@@ -1,12 +1,15 @@
 // End to end: libgprof-collector.so injected into a test program, with the CUPTI stand-in as its libcupti
 // (GPROF_CUPTI_LIB). Exit flush, periodic flush before SIGKILL, crash, dropped records, capture ranges
 // (cudaProfilerApi, NVTX through the real NVTX loader), CUDA graphs, the runtime's nested driver calls, fork,
-// a hanging forced flush at exit, and a refused subscription.
+// a hanging forced flush at exit, a refused subscription, and GPU metrics (PM sampling).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "collector_run.h"
@@ -274,44 +277,177 @@ TEST_CASE("e2e: a forced flush that hangs cannot hang the exit", "[cupti][e2e]")
     CHECK(has_status(ts[0], "timed out"));
 }
 
-TEST_CASE("e2e: GPU metrics asked for before the sampler exists: one line, in the trace too, never silence",
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; ++p) ++n;
+    return n;
+}
+
+std::vector<trace::GpuMetricSample> gpu_samples(const LoadedTrace& t) {
+    std::vector<trace::GpuMetricSample> v;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::GpuMetricSample) v.push_back(r.gpu_metric_sample);
+    return v;
+}
+
+std::vector<trace::GpuMetricSet> gpu_sets(const LoadedTrace& t) {
+    std::vector<trace::GpuMetricSet> v;
+    for (auto& r : t.records)
+        if (r.kind == trace::RecordKind::GpuMetricSet) v.push_back(r.gpu_metric_set);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: GPU metrics: the values the stand-in's counters held, per sample, in the device's set order",
           "[cupti][e2e][gpu-metrics]") {
-    const std::string line = "GPU metrics not sampled: this gprof-run does not sample them yet (issue 37)";
-    auto count = [](const std::string& text, const std::string& what) {
-        size_t n = 0;
-        for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; ++p) ++n;
-        return n;
+    E2E e("gpu-metrics", 10, {{"GPROF_GPU_METRICS_DEVICES", "all"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    CHECK(e.run.err.find("GPU metrics") == std::string::npos);  // nothing to say
+    unsigned long long busy_from = 0, busy_until = 0, idle_from = 0;
+    REQUIRE(std::sscanf(e.run.out.c_str(), "busy %llu %llu idle %llu", &busy_from, &busy_until, &idle_from) == 3);
+    CHECK(e.run.out.find("done gpu-metrics (CUPTI subscribed: 1)\n") != std::string::npos);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    const LoadedTrace& t = ts[0];
+    CHECK(t.count(trace::RecordKind::Kernel) == 10);
+    auto sets = gpu_sets(t);
+    REQUIRE(sets.size() == 1);  // `all`: the stand-in's one device
+    CHECK(sets[0].device == 0);
+    CHECK(t.str(sets[0].name) == "gh100");
+    CHECK(t.str(sets[0].chip) == "GH100");
+    CHECK(sets[0].interval_ns == 100'000);  // 10 kHz, the default
+    // The set's columns, in its order (metric_sets.cpp): all ten fit one pass on GH100.
+    std::vector<std::string> columns;
+    std::string names = t.str(sets[0].metrics);
+    for (size_t at = 0; at <= names.size();) {
+        size_t space = std::min(names.find(' ', at), names.size());
+        columns.push_back(names.substr(at, space - at));
+        at = space + 1;
+    }
+    REQUIRE(columns.size() == 10);
+    auto column = [&](const std::string& metric) {
+        auto it = std::find(columns.begin(), columns.end(), metric);
+        REQUIRE(it != columns.end());
+        return static_cast<size_t>(it - columns.begin());
     };
-    {
-        E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "all"}});
-        INFO(e.run.err);
+    size_t sm = column("sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+    size_t dram = column("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    size_t elapsed = column("gr__cycles_elapsed.max");
+    size_t tensor = column("sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed");
+    CHECK(t.count_status("GPU metrics sampled on device 0 (GH100): set gh100, 10 metrics every 100000 ns") == 1);
+
+    auto samples = gpu_samples(t);
+    size_t busy = 0, idle = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+        const trace::GpuMetricSample& s = samples[i];
+        INFO("sample " << i << " [" << s.start << ", " << s.end << ")");
+        REQUIRE(s.value_count == 10);
+        CHECK(s.device == 0);
+        // One interval each (the stand-in's 32 ns timer step aside), contiguous: the first sample, which begins
+        // before Start, is not among them, and nothing was lost.
+        CHECK(s.end - s.start >= 100'000 - 32);
+        CHECK(s.end - s.start <= 100'000 + 32);
+        if (i) CHECK(s.start == samples[i - 1].end);
+        if (s.start >= busy_from && s.end <= busy_until) {
+            ++busy;
+            CHECK(s.values[sm] == 99.5);
+            CHECK(s.values[dram] == 12.25);
+            CHECK(s.values[elapsed] == 166400);
+            CHECK(s.values[tensor] == 0);
+        } else if (s.start >= idle_from) {
+            ++idle;
+            CHECK(s.values[sm] == 0);
+            CHECK(s.values[dram] == 0);
+            CHECK(s.values[elapsed] == 166400);
+        }
+    }
+    // 300 ms busy and 200 ms idle at 10 kHz: thousands each, unless the machine stalled the program.
+    CHECK(busy >= 1000);
+    CHECK(idle >= 500);
+}
+
+TEST_CASE("e2e: GPU metrics: each refusal is one line, in the trace too, and the program runs on",
+          "[cupti][e2e][gpu-metrics]") {
+    struct Case {
+        std::string devices, script, set, line;
+    };
+    const Case cases[] = {
+        {"all", "pm-insufficient-privileges", "",
+         "GPU metrics not sampled on device 0: profiling not permitted (the driver restricts GPU performance "
+         "counters to administrators: NVreg_RestrictProfilingToAdminUsers=1"},
+        {"0", "pm-hardware-busy", "",
+         "GPU metrics not sampled on device 0: another profiler holds the GPU's performance counters"},
+        {"all", "pm-mig", "",
+         "GPU metrics not sampled on device 0: the device is a MIG slice: PM sampling is not supported on MIG"},
+        {"3", "", "", "GPU metrics not sampled on device 3: no such device in this process"},
+        {"0", "", "hopper", "GPU metrics not sampled: GPROF_GPU_METRICS_SET=\"hopper\" is no metric set (gh100, ga100"},
+    };
+    for (const Case& c : cases) {
+        std::map<std::string, std::string> env{{"GPROF_GPU_METRICS_DEVICES", c.devices}};
+        if (!c.script.empty()) env["GPROF_TEST_STANDIN_SCRIPT"] = c.script;
+        if (!c.set.empty()) env["GPROF_GPU_METRICS_SET"] = c.set;
+        E2E e("basic", 10, env);
+        INFO(c.devices << " " << c.script << " " << c.set << "\n" << e.run.err);
         CHECK(e.run.exit_code() == 0);
         CHECK(e.run.out == "done basic (CUPTI subscribed: 1)\n");
-        CHECK(count(e.run.err, line) == 1);
+        CHECK(occurrences(e.run.err, "GPU metrics") == 1);
+        CHECK(occurrences(e.run.err, c.line) == 1);
         auto ts = e.traces();
         REQUIRE(ts.size() == 1);
-        CHECK(ts[0].count_status(line, trace::StatusLevel::Warning) == 1);
+        CHECK(ts[0].count_status(c.line, trace::StatusLevel::Warning) == 1);
+        CHECK(ts[0].count_status("GPU metrics", trace::StatusLevel::Warning) == 1);
+        CHECK(ts[0].count(trace::RecordKind::GpuMetricSample) == 0);
         CHECK(ts[0].count(trace::RecordKind::Kernel) == 10);  // CUDA recorded as ever
     }
     {
-        // Under gprof-run the summary lists it: the collector's stderr stays quiet. A set name not in the list is
-        // said in the same line.
+        // Under gprof-run the summary lists it: the collector's stderr stays quiet.
         E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "0"}, {"GPROF_STATUS_IN_SUMMARY", "1"},
-                            {"GPROF_GPU_METRICS_SET", "hopper"}});
-        INFO(e.run.err);
-        CHECK(count(e.run.err, "GPU metrics") == 0);
+                            {"GPROF_TEST_STANDIN_SCRIPT", "pm-hardware-busy"}});
+        CHECK(occurrences(e.run.err, "GPU metrics") == 0);
         auto ts = e.traces();
         REQUIRE(ts.size() == 1);
-        CHECK(ts[0].count_status(line + "; and GPROF_GPU_METRICS_SET=\"hopper\" is no metric set (gh100, ga100",
-                                 trace::StatusLevel::Warning) == 1);
+        CHECK(ts[0].count_status("another profiler holds", trace::StatusLevel::Warning) == 1);
     }
     {
         E2E e("basic", 10, {{"GPROF_GPU_METRICS_DEVICES", "none"}});
-        CHECK(count(e.run.err, "GPU metrics") == 0);
+        CHECK(occurrences(e.run.err, "GPU metrics") == 0);
         auto ts = e.traces();
         REQUIRE(ts.size() == 1);
         CHECK(ts[0].count_status("GPU metrics") == 0);
+        CHECK(ts[0].count(trace::RecordKind::GpuMetricSet) == 0);
     }
+}
+
+TEST_CASE("e2e: GPU metrics: samples lost to a full hardware buffer are counted and said with figures",
+          "[cupti][e2e][gpu-metrics]") {
+    // The stand-in's hardware buffer holds 8 samples: at 10 kHz and a drain every ~50 ms, most are lost.
+    E2E e("gpu-metrics", 10, {{"GPROF_GPU_METRICS_DEVICES", "0"}, {"GPROF_TEST_STANDIN_SCRIPT", "pm-small-hardware-buffer"}});
+    INFO(e.run.err);
+    CHECK(e.run.exit_code() == 0);
+    auto ts = e.traces();
+    REQUIRE(ts.size() == 1);
+    auto samples = gpu_samples(ts[0]);
+    REQUIRE(samples.size() >= 2);
+    uint64_t gaps_ns = 0;
+    for (size_t i = 1; i < samples.size(); ++i) gaps_ns += samples[i].start - samples[i - 1].end;
+    CHECK(gaps_ns > 100'000'000);  // most of the half second
+    uint64_t lost = gaps_ns / 100'000;
+    // "GPU metrics on device 0: N samples (M ms) lost of T: the hardware buffer overflowed K times ..."
+    size_t at = e.run.err.find("GPU metrics on device 0: ");
+    REQUIRE(at != std::string::npos);
+    unsigned long long said = 0, ms = 0, of = 0;
+    REQUIRE(std::sscanf(e.run.err.c_str() + at, "GPU metrics on device 0: %llu samples (%llu ms) lost of %llu", &said,
+                        &ms, &of) == 3);
+    // The lost intervals, each gap counted in whole intervals (the 32 ns timer step aside).
+    CHECK(std::llabs(static_cast<long long>(said) - static_cast<long long>(lost)) <= 1);
+    CHECK(of == said + samples.size());
+    CHECK(ms == gaps_ns / 1'000'000);
+    CHECK(ts[0].count_status("samples (", trace::StatusLevel::Warning) == 1);
+    CHECK(occurrences(e.run.err, "GPU metrics") == 1);
 }
 
 TEST_CASE("e2e: another profiler's CUPTI subscriber: one stderr line, app unharmed, reason in the trace",

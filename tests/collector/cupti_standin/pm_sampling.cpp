@@ -24,6 +24,9 @@
 //     a device already enabled is CUPTI_ERROR_INVALID_OPERATION; Enable without the right to profile is
 //     CUPTI_ERROR_INSUFFICIENT_PRIVILEGES; KEEP_OLDEST sets overflow when the hardware buffer fills and Decode
 //     returns CUPTI_ERROR_OUT_OF_MEMORY.
+//   - Assumed: the process has one device (as the libcuda stand-in: ordinal 0 only); cuptiDeviceGetChipName,
+//     GetCounterAvailability and Enable with any other index are CUPTI_ERROR_INVALID_DEVICE (cupti_target.h documents
+//     no result codes for the chip name).
 //   - Assumed: a sample takes 16 KiB of hardware buffer (the H200's 256 MiB held 5 143 samples without overflow);
 //     a metric name outside the catalogue is CUPTI_ERROR_INVALID_METRIC_NAME; a chip other than GH100 is
 //     CUPTI_ERROR_INVALID_CHIP_NAME (the stand-in's limit: the real host library knows many chips).
@@ -31,7 +34,8 @@
 // Values: what gprof_test_standin_pm_set gave each metric when the sample was taken (0 until set). Scripts
 // (GPROF_TEST_STANDIN_SCRIPT, read at each Enable): pm-insufficient-privileges, pm-hardware-busy (another profiler
 // holds the counters: CUPTI_ERROR_HARDWARE_BUSY, unconfirmed), pm-mig (CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED,
-// unconfirmed).
+// unconfirmed), pm-small-hardware-buffer (read at SetConfig: the hardware buffer holds 8 samples whatever size is
+// asked for, so a sampler that decodes every 50 ms at 10 kHz overflows).
 #include <cupti.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -98,6 +102,7 @@ constexpr uint64_t kTimerStepNs = 32;
 constexpr double kSysClockGhz = 1.664;
 constexpr uint32_t kConfigMagic = 0x47434647;  // "GFCG"
 constexpr uint32_t kImageMagic = 0x47494d47;   // "GMIG"
+constexpr size_t kDevices = 1;
 
 const MetricInfo* find_metric(const char* name) {
     for (const MetricInfo& m : kGh100Metrics)
@@ -237,6 +242,7 @@ STANDIN_EXPORT CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Par
 
 STANDIN_EXPORT CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params* p) {
     if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (p->deviceIndex >= kDevices) return CUPTI_ERROR_INVALID_DEVICE;
     p->pChipName = "GH100";
     return CUPTI_SUCCESS;
 }
@@ -245,6 +251,7 @@ STANDIN_EXPORT CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Param
 
 STANDIN_EXPORT CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params* p) {
     if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (p->deviceIndex >= kDevices) return CUPTI_ERROR_INVALID_DEVICE;
     if (!p->pCounterAvailabilityImage) {
         p->counterAvailabilityImageSize = kAvailabilityBytes;
         return CUPTI_SUCCESS;
@@ -256,6 +263,7 @@ STANDIN_EXPORT CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSamplin
 
 STANDIN_EXPORT CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params* p) {
     if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (p->deviceIndex >= kDevices) return CUPTI_ERROR_INVALID_DEVICE;
     if (scripted("pm-insufficient-privileges")) return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
     if (scripted("pm-hardware-busy")) return CUPTI_ERROR_HARDWARE_BUSY;
     if (scripted("pm-mig")) return CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED;
@@ -293,7 +301,7 @@ STANDIN_EXPORT CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_P
                                ? static_cast<uint64_t>(p->samplingInterval / kSysClockGhz)
                                : p->samplingInterval;
     if (sampler->interval_ns < kTimerStepNs) sampler->interval_ns = kTimerStepNs;
-    sampler->capacity = p->hardwareBufferSize / kHardwareBytesPerSample;
+    sampler->capacity = scripted("pm-small-hardware-buffer") ? 8 : p->hardwareBufferSize / kHardwareBytesPerSample;
     sampler->keep_latest = p->hwBufferAppendMode == CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
     sampler->configured = true;
     return CUPTI_SUCCESS;

@@ -42,6 +42,10 @@
 //                   cudaMallocAsync + cudaFreeAsync of 1 MiB from the default pool (its MEMORY_POOL "created" record
 //                   comes with the first), a cudaMalloc + cudaFree; then one cudaMemPoolTrimTo(0). Personality
 //                   tests read every field back (tests/collector/test_cupti_personalities.cpp)
+//     gpu-metrics N   PM sampling's values (GPROF_GPU_METRICS_DEVICES): SM active 99.5 %, DRAM throughput 12.25 %,
+//                   166 400 GR cycles a sample, N launches, 300 ms; then SM active and DRAM throughput 0 for 200 ms;
+//                   prints "busy T0 T1 idle T2" (cuptiGetTimestamp): the busy values hold from T0 to T1, the zeros
+//                   from T2 on
 //     timed-launches N    N launches (+ the runtime's cuKernelGetName) from 16 frames below main, timed; prints
 //                   "launch ns: X" (the thread's CPU time per launch over the loop; docs/performance.md, call sites)
 // With GPROF_TEST_CUDA_STANDIN (the libcuda stand-in) the program initialises CUDA through it (cuInit, which
@@ -427,6 +431,23 @@ int main(int argc, char** argv) {
         int status = 0;
         ::waitpid(pid, &status, 0);
         std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else if (!std::strcmp(mode, "gpu-metrics")) {
+        auto pm_set = SI(gprof_test_standin_pm_set);
+        pm_set("sm__cycles_active.avg.pct_of_peak_sustained_elapsed", 99.5);
+        pm_set("dram__throughput.avg.pct_of_peak_sustained_elapsed", 12.25);
+        pm_set("gr__cycles_elapsed.max", 166400);
+        // Samples within [busy_from, busy_until] hold the values above, those starting after idle_from the zeros.
+        uint64_t busy_from = 0, busy_until = 0, idle_from = 0;
+        SI(cuptiGetTimestamp)(&busy_from);
+        launches(n, "_Z4busyv");
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        SI(cuptiGetTimestamp)(&busy_until);
+        pm_set("sm__cycles_active.avg.pct_of_peak_sustained_elapsed", 0);
+        pm_set("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0);
+        SI(cuptiGetTimestamp)(&idle_from);
+        std::printf("busy %llu %llu idle %llu\n", static_cast<unsigned long long>(busy_from),
+                    static_cast<unsigned long long>(busy_until), static_cast<unsigned long long>(idle_from));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
     } else if (!std::strcmp(mode, "nvtx-capture")) {
         nvtx_capture(n);
     } else if (!std::strcmp(mode, "nvtx-capture-ex")) {

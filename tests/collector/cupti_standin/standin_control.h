@@ -73,6 +73,8 @@ void gprof_test_standin_complete_buffer();
 
 // ---- inspect what the collector did ----
 int gprof_test_standin_subscribed();
+// PM sampling (pm_sampling.cpp): the value `metric` has in the samples taken from now on.
+void gprof_test_standin_pm_set(const char* metric, double value);
 uint64_t gprof_test_standin_refused_subscriptions();  // cuptiSubscribe(_v2) calls refused
 int gprof_test_standin_kind_enabled(uint32_t kind);
 int gprof_test_standin_timestamp_callback_registered();
