@@ -114,11 +114,10 @@ RankInputs rank_inputs(const std::vector<fs::path>& inputs, bool use_figures) {
     return out;
 }
 
-std::optional<RankInputs> job_of_figures(const std::vector<fs::path>& inputs, const std::string& step_pattern) {
-    if (!step_pattern.empty()) return std::nullopt;
+std::optional<RankInputs> large_job(const std::vector<fs::path>& inputs, const std::string& step_pattern) {
     try {
-        RankInputs where = rank_inputs(inputs, true);
-        if (where.run_dirs.empty() && where.figures_files.size() > kRanksListedWhole) return where;
+        RankInputs where = rank_inputs(inputs, step_pattern.empty());
+        if (where.figures_files.size() + where.run_dirs.size() > kRanksListedWhole) return where;
     } catch (const std::exception&) {
     }
     return std::nullopt;
@@ -126,8 +125,13 @@ std::optional<RankInputs> job_of_figures(const std::vector<fs::path>& inputs, co
 
 JobFigures job_figures(const std::vector<fs::path>& inputs, const std::string& step_pattern,
                        const LoadOptions& options) {
+    return job_figures(rank_inputs(inputs, step_pattern.empty()), step_pattern, options);
+}
+
+JobFigures job_figures(const RankInputs& where, const std::string& step_pattern, const LoadOptions& options) {
     JobFigures job;
-    RankInputs where = rank_inputs(inputs, step_pattern.empty());
+    job.figures_files = where.figures_files.size();
+    job.trace_dirs = where.run_dirs.size();
     for (const auto& file : where.figures_files) {
         for (RankFigures& f : read_figures_file(file)) {
             // Figures carry their host's own clock: the correction applies here, as it does to traces.
@@ -152,6 +156,14 @@ JobFigures job_figures(const std::vector<fs::path>& inputs, const std::string& s
         }
     }
     return job;
+}
+
+std::string job_sources(const JobFigures& job) {
+    auto dirs = [](size_t n) { return std::to_string(n) + (n == 1 ? " run directory" : " run directories"); };
+    if (job.trace_dirs == 0) return "the rank figures of " + dirs(job.figures_files);
+    if (job.figures_files == 0) return "the traces of " + dirs(job.trace_dirs) + ", read one at a time";
+    return "the rank figures of " + dirs(job.figures_files) + " and the traces of " + std::to_string(job.trace_dirs) +
+           ", read one run directory at a time";
 }
 
 }  // namespace gprof::report

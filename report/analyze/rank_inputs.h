@@ -36,13 +36,12 @@ struct RankInputs {
 // default: the figures were made with the default steps) takes every run directory's traces.
 RankInputs rank_inputs(const std::vector<std::filesystem::path>& inputs, bool use_figures);
 
-// A large job whose run directories all hold their rank figures: more than kRanksListedWhole figures files and no
-// run directory without (gprof-run writes them at the end of each run with ranks). Its reports (analyze, html) are
-// made from the figures alone, never from every rank's records in one process (docs/distributed.md). nullopt for any
-// other input, and for inputs that cannot be sorted out (the load that follows says what is wrong with them); a
-// `step_pattern` other than the default always gives nullopt (the figures hold the default steps).
-std::optional<RankInputs> job_of_figures(const std::vector<std::filesystem::path>& inputs,
-                                         const std::string& step_pattern);
+// A large job: more than kRanksListedWhole run directories (or figures files). Its reports (analyze, html) are made
+// from each run directory's figures, or from its traces reduced one run directory at a time, never from every
+// rank's records in one process (docs/distributed.md). Figures are used unless `step_pattern` is given (they hold the
+// default steps): then every run directory's traces. nullopt for a smaller input, and for inputs that cannot be
+// sorted out (the load that follows says what is wrong with them).
+std::optional<RankInputs> large_job(const std::vector<std::filesystem::path>& inputs, const std::string& step_pattern);
 
 struct JobFigures {
     std::vector<RankFigures> ranks;
@@ -50,11 +49,19 @@ struct JobFigures {
     size_t from_figures = 0;            // ranks read from figures files
     size_t from_traces = 0;             // ranks computed from traces
     size_t processes = 0;               // traced processes read
+    size_t figures_files = 0;           // figures files read (one per run directory that holds one)
+    size_t trace_dirs = 0;              // run directories whose traces were read
 };
 
 // Every rank of the inputs: figures files read, run directories reduced one at a time (LoadOptions as given: the
 // filter's clock offsets apply to both). Throws std::runtime_error for unreadable inputs.
 JobFigures job_figures(const std::vector<std::filesystem::path>& inputs, const std::string& step_pattern,
                        const LoadOptions& options);
+// The same from inputs already sorted (rank_inputs, large_job).
+JobFigures job_figures(const RankInputs& where, const std::string& step_pattern, const LoadOptions& options);
+
+// What a job's figures were made from, in words: "the rank figures of 40 run directories", "the traces of 40 run
+// directories, read one at a time", "the rank figures of 30 run directories and the traces of 10, read one at a time".
+std::string job_sources(const JobFigures& job);
 
 }  // namespace gprof::report

@@ -32,35 +32,43 @@ struct AnalyzeArgs {
     bool all_ranks = false;
 };
 
-// analyze of a large job from its rank figures: the ranks view, and where the analysis of one rank is.
-int analyze_job_figures(const AnalyzeArgs& args, OutputFormat format, const RankInputs& where) {
-    RankView view;
+// analyze of a large job (more than kRanksListedWhole run directories): the ranks view, from each run directory's
+// figures or its traces reduced one run directory at a time (analyze/rank_inputs.h); what needs every record in one
+// process is named in one line, with where to get it.
+int analyze_job(const AnalyzeArgs& args, OutputFormat format, const RankInputs& where) {
     try {
-        std::vector<RankFigures> figures;
-        Filter filter;
-        for (const auto& c : args.clock_offsets) parse_clock_offset(c, filter);
         LoadOptions lo;
-        lo.filter = filter;
-        JobFigures job = job_figures(where.figures_files, "", lo);
-        view = compare_ranks(std::move(job.ranks));
+        lo.filter.nested_driver_calls = args.nested_driver_calls;
+        for (const auto& c : args.clock_offsets) parse_clock_offset(c, lo.filter);
+        lo.keep_backtraces = false;
+        JobFigures job = job_figures(where, args.step_range, lo);
+        if (job.from_figures == 0 && job.processes == 0) {
+            std::cerr << "gprof-report: error: analyze: no readable trace in the input";
+            for (const auto& w : job.warnings) std::cerr << "\n  " << w;
+            std::cerr << "\n";
+            return 2;
+        }
+        RankView view = compare_ranks(std::move(job.ranks));
         std::optional<OutputFile> file;
         if (!args.output.empty()) file.emplace(args.output, args.force);
         std::ostream& out = file ? file->stream() : std::cout;
-        const std::string note = "a job of " + std::to_string(view.ranks.size()) + " ranks, from the rank figures of " +
-                                 std::to_string(where.figures_files.size()) + " run directories: the ranks compared "
-                                 "(the bottleneck analysis of one rank: gprof-report analyze RUN_DIR)";
+        const std::string note = "a job of " + std::to_string(view.ranks.size()) + " ranks, from " + job_sources(job) +
+                                 ": the ranks compared; the bottleneck verdict, findings and kernel tables are per "
+                                 "rank, not pooled over the job (gprof-report analyze RUN_DIR of one rank)";
         if (format == OutputFormat::Json) {
-            nlohmann::json j = {{"job", note}, {"ranks", rank_view_to_json(view)}};
+            nlohmann::json j = {{"job", note}, {"ranks", rank_view_to_json(view)}, {"warnings", job.warnings}};
             out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         } else {
             std::ostringstream text;
-            text << (format == OutputFormat::Markdown ? "# Analysis\n\n" : "Analysis: ") << note << "\n\n";
+            text << (format == OutputFormat::Markdown ? "# Analysis\n\n" : "Analysis: ") << note << "\n";
+            for (const auto& w : job.warnings) text << "warning: " << w << "\n";
+            text << "\n";
             render_rank_view(view, format, text, {20, args.all_ranks});
             out << printable_text(text.str());
         }
         if (file) file->commit();
     } catch (const std::exception& e) {
-        std::cerr << "gprof-report analyze: " << e.what() << "\n";
+        std::cerr << "gprof-report: error: analyze: " << e.what() << "\n";
         return 2;
     }
     return 0;
@@ -76,8 +84,8 @@ int run_analyze(const AnalyzeArgs& args) {
         return 2;
     }
     std::vector<std::filesystem::path> inputs(args.inputs.begin(), args.inputs.end());
-    // A large job whose run directories all hold their rank figures: the ranks view from them alone.
-    if (auto where = job_of_figures(inputs, args.step_range)) return analyze_job_figures(args, format, *where);
+    // A large job: the ranks view, one run directory at a time.
+    if (auto where = large_job(inputs, args.step_range)) return analyze_job(args, format, *where);
     Run run;
     try {
         LoadOptions lo;

@@ -41,9 +41,18 @@ struct RunPageInputs {
 // The run report as one HTML document.
 std::string render_run_page(const RunPageInputs& inputs, const Limits& limits = {});
 
-// A large job's page from its ranks' figures alone (analyze/rank_inputs.h, job_of_figures): its header and the Ranks
-// section. `source` is what it was made from, `run_dirs` how many run directories gave figures.
-std::string render_job_page(const RankView& view, const std::string& source, size_t run_dirs);
+// A large job (analyze/rank_inputs.h, large_job): its ranks' figures, from figures files or from each run directory's
+// traces reduced one at a time.
+struct JobPageInputs {
+    const RankView* view = nullptr;
+    std::string source;                        // the job directory named, for the header
+    size_t figures_files = 0, trace_dirs = 0;  // run directories read by their figures, by their traces
+    std::vector<std::string> warnings;         // from the traces read
+};
+
+// A large job's page from its ranks' figures: its header, what only one rank's page shows (one line), the warnings
+// of the traces read and the Ranks section.
+std::string render_job_page(const JobPageInputs& inputs);
 
 // The diff as one HTML document: the verdict, then every key, regressions first, with bars of base and new and
 // the threshold a key must cross to fail.

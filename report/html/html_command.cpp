@@ -27,11 +27,25 @@ int run_html(const HtmlArgs& args) {
         // Checked before the run is read: a refusal costs nothing (output/output_file.h, like every output).
         if (auto e = OutputFile::check(args.output, OutputPolicy{args.force}); !e.empty()) return cli_error(e);
         std::string page;
-        if (auto where = job_of_figures(inputs, args.step_range)) {
-            // A large job whose run directories all hold their rank figures: the page from them alone.
-            JobFigures job = job_figures(where->figures_files, "", {});
-            std::string source = inputs.size() == 1 ? inputs.front().string() : std::string();
-            page = html::render_job_page(compare_ranks(std::move(job.ranks)), source, where->figures_files.size());
+        if (auto where = large_job(inputs, args.step_range)) {
+            // A large job: the page from each run directory's figures, or its traces one run directory at a time.
+            LoadOptions lo;
+            lo.filter.nested_driver_calls = args.nested_driver_calls;
+            lo.keep_backtraces = false;
+            JobFigures job = job_figures(*where, args.step_range, lo);
+            if (job.from_figures == 0 && job.processes == 0) {
+                std::string why = "no readable trace in the input";
+                for (const auto& w : job.warnings) why += "\n  " + w;
+                return cli_error(why);
+            }
+            const RankView view = compare_ranks(std::move(job.ranks));
+            html::JobPageInputs in;
+            in.view = &view;
+            in.source = inputs.size() == 1 ? inputs.front().string() : std::string();
+            in.figures_files = job.figures_files;
+            in.trace_dirs = job.trace_dirs;
+            in.warnings = std::move(job.warnings);
+            page = html::render_job_page(in);
         } else {
             Filter filter;
             filter.nested_driver_calls = args.nested_driver_calls;

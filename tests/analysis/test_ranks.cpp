@@ -10,6 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "analyze/rank_inputs.h"
@@ -41,6 +46,9 @@ struct RankSpec {
     std::function<uint64_t(int)> compute;
     std::function<uint64_t(int)> slowest;
     int64_t realtime_shift_ns = 0;  // this host's clock reads this much later than the truth
+    // Records that change no figure: this many tiny kernels, each with its launch, between one step's end and the
+    // next step's start (the memory test's bulk).
+    int filler_kernels_per_step = 0;
 };
 
 tr::HeaderInfo rank_header(const RankSpec& r, const std::string& boot) {
@@ -76,6 +84,12 @@ fs::path write_rank(const fs::path& dir, const RankSpec& r) {
                 s.kernel("_Z10matmul_fwdPfS_", t + kMs / 2, t + kMs / 2 + c, 7, 1024, 256, t + kMs / 4, t + kMs / 2);
                 s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + kMs / 2 + c,
                          t + kMs / 2 + max + kMs, 9, 4, 512);
+                // After the step (it ends by t + 15.5 ms): 3 us apart, 1 us long, launched 2 us before.
+                const uint64_t after = t + 16 * kMs;
+                for (int k = 0; k < r.filler_kernels_per_step; ++k) {
+                    const uint64_t at = after + static_cast<uint64_t>(k) * 3000;
+                    s.kernel("_Z6fillerv", at + 2000, at + 3000, 7, 1, 32, at, at + 1000);
+                }
             }
         },
         true, rank_header(r, "boot-" + r.host));
@@ -303,8 +317,10 @@ TEST_CASE("figures: a job of more than 32 run directories holding only their fig
         std::ofstream(d / kRankFiguresFile) << json{{"schema_version", kRankFiguresSchemaVersion},
                                                     {"ranks", json::array({f})}}.dump();
     }
-    REQUIRE(job_of_figures({job}, ""));
-    CHECK_FALSE(job_of_figures({job}, "train_step"));  // other steps than the figures': the traces are needed
+    REQUIRE(large_job({job}, ""));
+    // Other steps than the figures' need the traces, which these run directories do not hold: the whole load then
+    // says what is missing.
+    CHECK_FALSE(large_job({job}, "train_step"));
 
     std::string text = run_cli("analyze " + job.string());
     CHECK(text.find("Analysis: a job of 40 ranks, from the rank figures of 40 run directories") != std::string::npos);
@@ -324,6 +340,159 @@ TEST_CASE("figures: a job of more than 32 run directories holding only their fig
     CHECK(page.find("<section id=\"ranks\"") != std::string::npos);
     CHECK(page.find("rank 17 @ node2 (pid 7) is a straggler") != std::string::npos);
     CHECK(page.find("40 ranks on 5 hosts") != std::string::npos);
+}
+
+namespace {
+
+// A job of `ranks` run directories on hosts of eight ranks, one rank each, written by write_rank: rank 17 computes
+// 13 ms a step, every other 10 ms.
+fs::path write_large_job(const fs::path& job, int ranks, int filler_kernels_per_step = 0) {
+    auto slow = [](int) -> uint64_t { return 13; };
+    auto normal = [](int) -> uint64_t { return 10; };
+    for (int i = 0; i < ranks; ++i) {
+        RankSpec r{i, "node" + std::to_string(i / 8), 7, i == 17 ? std::function<uint64_t(int)>(slow) : normal, slow};
+        r.filler_kernels_per_step = filler_kernels_per_step;
+        write_rank(job / ("run." + r.host + "." + std::to_string(i)), r);
+    }
+    return job;
+}
+
+std::string slurp_file(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("large job: more than 32 run directories of traces, with and without figures: analyze and html reduce one "
+          "run directory at a time and name the straggler and its host",
+          "[ranks][figures][html][job]") {
+    TempDir tmp;
+    const fs::path job = write_large_job(tmp.path() / "job", 40);
+    // What the view must be: every trace of the job loaded at once, as analyze of a small job does.
+    const json whole = rank_view_to_json(compare_ranks(rank_figures(load_run({job}), "")));
+    REQUIRE(whole["stragglers"].size() == 1);
+    REQUIRE(whole["stragglers"][0]["rank"] == 17);
+    const std::string slow = "rank 17 @ node2 (pid 7) is a straggler: +";
+
+    auto check_job = [&](const std::string& sources, const std::string& page_sources, const std::string& args) {
+        INFO(sources);
+        const std::string text = run_cli("analyze " + args + job.string());
+        CHECK(text.rfind("Analysis: a job of 40 ranks, from " + sources +
+                             ": the ranks compared; the bottleneck verdict, findings and kernel tables are per rank, "
+                             "not pooled over the job (gprof-report analyze RUN_DIR of one rank)\n",
+                         0) == 0);
+        CHECK(text.find(slow) != std::string::npos);
+        CHECK(text.find("40 ranks on 5 hosts") != std::string::npos);
+        CHECK(text.find("GPU busy") == std::string::npos);  // no pooled analysis
+        const json j = json::parse(run_cli("analyze --format json " + args + job.string()));
+        CHECK(j["ranks"] == whole);
+        CHECK(j["job"].get<std::string>().find("from " + sources + ":") != std::string::npos);
+        CHECK(j["warnings"] == json::array());
+        CHECK(json::parse(run_cli("ranks --format json " + args + job.string())) == whole);
+
+        run_cli("html --force -o " + tmp.file("job.html") + " " + args + job.string());
+        const std::string page = slurp_file(tmp.file("job.html"));
+        CHECK(page.find("<h1>job 4711: 40 ranks</h1>") != std::string::npos);
+        CHECK(page.find(page_sources) != std::string::npos);
+        CHECK(page.find("<section id=\"ranks\"") != std::string::npos);
+        CHECK(page.find(slow) != std::string::npos);
+        CHECK(page.find("40 ranks on 5 hosts") != std::string::npos);
+        CHECK(page.find("id=\"warnings\"") == std::string::npos);
+    };
+    SECTION("traces only") {
+        check_job("the traces of 40 run directories, read one at a time",
+                  "from the traces of 40 run directories, read one at a time", "");
+    }
+    SECTION("figures in half the run directories, traces in the other half") {
+        int n = 0;
+        for (const auto& e : fs::directory_iterator(job))
+            if (n++ % 2 == 0)
+                run_cli("ranks --format json -o " + (e.path() / kRankFiguresFile).string() + " " + e.path().string());
+        check_job("the rank figures of 20 run directories and the traces of 20, read one run directory at a time",
+                  "from the rank figures of 20 run directories and the traces of 20 run directories", "");
+        // A --step-range reads every run directory's traces: the figures hold the default steps.
+        check_job("the traces of 40 run directories, read one at a time",
+                  "from the traces of 40 run directories, read one at a time", "--step-range step ");
+    }
+    SECTION("a damaged trace is said, in the text, the JSON and the page") {
+        const fs::path damaged = find_traces(job / "run.node0.3").front();
+        fs::resize_file(damaged, fs::file_size(damaged) - 40);
+        const std::string text = run_cli("analyze " + job.string());
+        CHECK(text.find(slow) != std::string::npos);
+        const size_t warning = text.find("\nwarning: ");
+        REQUIRE(warning != std::string::npos);
+        CHECK(text.find(damaged.filename().string(), warning) != std::string::npos);
+        const json j = json::parse(run_cli("analyze --format json " + job.string()));
+        REQUIRE(j["warnings"].size() >= 1);
+        run_cli("html --force -o " + tmp.file("job.html") + " " + job.string());
+        CHECK(slurp_file(tmp.file("job.html")).find("about the traces read") != std::string::npos);
+    }
+}
+
+TEST_CASE("large job: 32 run directories or fewer are analysed whole, as before", "[ranks][job]") {
+    TempDir tmp;
+    const fs::path job = write_large_job(tmp.path() / "job", 32);
+    CHECK_FALSE(large_job({job}, ""));
+    const std::string text = run_cli("analyze " + job.string());
+    CHECK(text.rfind("Verdict: ", 0) == 0);  // the whole analysis, the ranks view after it
+    CHECK(text.find("a job of") == std::string::npos);
+    CHECK(text.find("rank 17 @ node2 (pid 7) is a straggler: +") != std::string::npos);
+    CHECK(large_job({job, write_large_job(tmp.path() / "more", 1)}, ""));  // 33
+}
+
+namespace {
+
+// The peak resident memory of `gprof-report args...` (its own, from wait4), in bytes; its output is discarded.
+long peak_rss_bytes(const std::vector<std::string>& args) {
+    std::vector<std::string> argv_s{GPROF_REPORT_EXE};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    REQUIRE(::wait4(pid, &status, 0, &usage) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    return usage.ru_maxrss * 1024L;
+}
+
+}  // namespace
+
+TEST_CASE("large job: analyze and html of 40 run directories of traces hold one run directory's records at a time",
+          "[ranks][job][memory]") {
+    TempDir tmp;
+    // 40 ranks of 50 000 records each (1 200 filler kernels and their launches a step, 20 steps): 2 M records, which
+    // the model holds in 75-150 bytes each (docs/performance.md): 150-300 MB for the whole job, 4-8 MB a run directory.
+    const fs::path job = write_large_job(tmp.path() / "job", 40, 1200);
+    const std::string one = (job / "run.node0.0").string();
+    // The baseline: one run directory loaded (ranks of it), and the same process with next to nothing to read.
+    const long one_dir = peak_rss_bytes({"ranks", one});
+    const fs::path tiny = write_large_job(tmp.path() / "tiny", 1) / "run.node0.0";
+    const long nothing = peak_rss_bytes({"ranks", tiny.string()});
+    const long per_dir = one_dir - nothing;
+    INFO("one run directory: " << one_dir << " B peak, " << per_dir << " B above the process's own");
+    REQUIRE(per_dir > (2L << 20));  // the bound below means something only if a run directory weighs
+    // Every run directory at once would be 40 x per_dir over the process's own; one at a time is one, plus what the
+    // allocator keeps between them and the figures (a few kB a rank). The bound, 4 x per_dir, is a tenth of the whole.
+    const long bound = nothing + 4 * per_dir;
+    for (const std::vector<std::string>& cmd :
+         {std::vector<std::string>{"analyze", job.string()}, {"analyze", "--format", "json", job.string()},
+          {"html", "-o", tmp.file("job.html"), "--force", job.string()}, {"ranks", job.string()}}) {
+        const long peak = peak_rss_bytes(cmd);
+        INFO(cmd.front() << ": " << peak << " B peak, bound " << bound);
+        CHECK(peak < bound);
+    }
 }
 
 TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {

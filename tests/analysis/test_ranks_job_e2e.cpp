@@ -210,4 +210,15 @@ TEST_CASE(
     for (const auto& e : fs::directory_iterator(job)) fs::remove(e.path() / "rank-figures.json");
     const json raw = json::parse(report_ok("ranks --format json " + job.string()));
     CHECK(raw == v);
+    // analyze and html of the job from the traces too, one run directory at a time (more than 32 of them).
+    const std::string analysis_of_traces = report_ok("analyze " + job.string());
+    CHECK(analysis_of_traces.find("Analysis: a job of 128 ranks, from the traces of 128 run directories, read one "
+                                  "at a time") != std::string::npos);
+    CHECK(analysis_of_traces.find(slow) != std::string::npos);
+    CHECK(analysis_of_traces.find(") is a straggler: +") != std::string::npos);
+    report_ok("html --force -o " + html.string() + " " + job.string());
+    const std::string page_of_traces = slurp(html.string());
+    CHECK(page_of_traces.find("from the traces of 128 run directories") != std::string::npos);
+    CHECK(page_of_traces.find(slow) != std::string::npos);
+    CHECK(page_of_traces.find(") is a straggler: +") != std::string::npos);
 }
