@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <array>
 #include <cstddef>
@@ -104,5 +105,20 @@ std::string fields_unknown(const CuptiApi& api);
 
 // CUPTI's text for a result code ("CUPTI_ERROR_UNKNOWN"); a fallback when the library does not know it.
 std::string result_name(const CuptiApi* api, CUptiResult result);
+
+// Resolves entry points a CUPTI release may lack (the PM sampling and profiler host APIs came in 12.6) one by one
+// from the loaded library, remembering the first that is missing: that is the name the one-line refusal gives.
+struct OptionalSymbols {
+    explicit OptionalSymbols(const CuptiApi& api) : handle(api.handle) {}
+    template <class F>
+    void operator()(F& slot, const char* name) {
+        slot = handle ? reinterpret_cast<F>(dlsym(handle, name)) : nullptr;
+        if (!slot && first_missing.empty()) first_missing = name;
+    }
+    bool all_found() const { return first_missing.empty(); }
+
+    void* handle;
+    std::string first_missing;
+};
 
 }  // namespace gprof::collector::cupti

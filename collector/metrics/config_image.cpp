@@ -1,9 +1,5 @@
 #include "metrics/config_image.h"
 
-#include <dlfcn.h>
-
-#include <type_traits>
-
 namespace gprof::collector::metrics {
 namespace {
 
@@ -79,14 +75,7 @@ std::string name_of(const ProfilerHostApi& host, CUptiResult r) { return cupti::
 bool resolve_profiler_host(const cupti::CuptiApi& cupti, ProfilerHostApi& host, std::string& missing) {
     host = ProfilerHostApi{};
     host.cupti = &cupti;
-    bool all = true;
-    auto get = [&](auto& fn, const char* name) {
-        fn = cupti.handle ? reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(cupti.handle, name)) : nullptr;
-        if (!fn && all) {
-            all = false;
-            missing = name;
-        }
-    };
+    cupti::OptionalSymbols get(cupti);
     get(host.Initialize, "cuptiProfilerHostInitialize");
     get(host.Deinitialize, "cuptiProfilerHostDeinitialize");
     get(host.ConfigAddMetrics, "cuptiProfilerHostConfigAddMetrics");
@@ -94,11 +83,11 @@ bool resolve_profiler_host(const cupti::CuptiApi& cupti, ProfilerHostApi& host, 
     get(host.GetConfigImage, "cuptiProfilerHostGetConfigImage");
     get(host.GetNumOfPasses, "cuptiProfilerHostGetNumOfPasses");
     get(host.EvaluateToGpuValues, "cuptiProfilerHostEvaluateToGpuValues");
-    if (!all) {
-        host = ProfilerHostApi{};
-        host.cupti = &cupti;
-    }
-    return all;
+    if (get.all_found()) return true;
+    missing = get.first_missing;
+    host = ProfilerHostApi{};
+    host.cupti = &cupti;
+    return false;
 }
 
 MetricConfig build_metric_config(const ProfilerHostApi& host, const std::string& chip, const MetricSet& set,

@@ -1,9 +1,5 @@
 #include "metrics/pm_sampler.h"
 
-#include <dlfcn.h>
-
-#include <type_traits>
-
 namespace gprof::collector::metrics {
 namespace {
 
@@ -22,14 +18,7 @@ std::string name_of(const PmSamplingApi& api, CUptiResult r) { return cupti::res
 bool resolve_pm_sampling(const cupti::CuptiApi& cupti, PmSamplingApi& api, std::string& missing) {
     api = PmSamplingApi{};
     if (!resolve_profiler_host(cupti, api.host, missing)) return false;
-    bool all = true;
-    auto get = [&](auto& fn, const char* name) {
-        fn = cupti.handle ? reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(cupti.handle, name)) : nullptr;
-        if (!fn && all) {
-            all = false;
-            missing = name;
-        }
-    };
+    cupti::OptionalSymbols get(cupti);
     get(api.ProfilerInitialize, "cuptiProfilerInitialize");
     get(api.DeviceGetChipName, "cuptiDeviceGetChipName");
     get(api.GetCounterAvailability, "cuptiPmSamplingGetCounterAvailability");
@@ -43,12 +32,12 @@ bool resolve_pm_sampling(const cupti::CuptiApi& cupti, PmSamplingApi& api, std::
     get(api.DecodeData, "cuptiPmSamplingDecodeData");
     get(api.GetCounterDataInfo, "cuptiPmSamplingGetCounterDataInfo");
     get(api.CounterDataGetSampleInfo, "cuptiPmSamplingCounterDataGetSampleInfo");
-    if (!all) {
-        ProfilerHostApi host = api.host;
-        api = PmSamplingApi{};
-        api.host = host;
-    }
-    return all;
+    if (get.all_found()) return true;
+    missing = get.first_missing;
+    ProfilerHostApi host = api.host;
+    api = PmSamplingApi{};
+    api.host = host;
+    return false;
 }
 
 std::string initialize_profiler(const PmSamplingApi& api) {
@@ -82,14 +71,17 @@ DeviceSampler::~DeviceSampler() {
     if (api_) free_host_object(api_->host, host_);
 }
 
+void DeviceSampler::stop_running() {
+    if (!running_) return;
+    auto sp = GPROF_PM_PARAMS(CUpti_PmSampling_Stop_Params);
+    sp.pPmSamplingObject = object_;
+    api_->Stop(&sp);
+    running_ = false;
+}
+
 void DeviceSampler::disable() {
     if (!object_) return;
-    if (running_) {
-        auto sp = GPROF_PM_PARAMS(CUpti_PmSampling_Stop_Params);
-        sp.pPmSamplingObject = object_;
-        api_->Stop(&sp);
-        running_ = false;
-    }
+    stop_running();
     auto dp = GPROF_PM_PARAMS(CUpti_PmSampling_Disable_Params);
     dp.pPmSamplingObject = object_;
     api_->Disable(&dp);
@@ -261,12 +253,7 @@ void DeviceSampler::evaluate(size_t completed, std::vector<trace::GpuMetricSampl
 
 void DeviceSampler::stop(std::vector<trace::GpuMetricSample>& out) {
     if (!object_) return;
-    if (running_) {
-        auto sp = GPROF_PM_PARAMS(CUpti_PmSampling_Stop_Params);
-        sp.pPmSamplingObject = object_;
-        api_->Stop(&sp);
-        running_ = false;
-    }
+    stop_running();
     drain(out);
     disable();
 }

@@ -98,6 +98,7 @@ public:
 private:
     bool reset_image();
     void evaluate(size_t completed, std::vector<trace::GpuMetricSample>& out);
+    void stop_running();  // Stop, once, if started
     void disable();
 
     const PmSamplingApi* api_ = nullptr;

@@ -93,6 +93,23 @@ std::vector<std::string> expected_12() {
     return v;
 }
 
+// The trace the 1.<minor> writer wrote for add_every_kind, kept as an old trace.
+std::string golden_trace(int minor) {
+    return std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1." + std::to_string(minor) + ".gprof";
+}
+
+// Reads every record of `reader`: all but the last are `expected`, in order, the last is the End; returns the End's
+// description.
+std::string check_records(TraceReader& reader, const std::vector<std::string>& expected) {
+    CHECK(reader.warnings().empty());
+    auto got = describe_all(reader);
+    REQUIRE(got.size() == expected.size() + 1);  // + End
+    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
+    CHECK(got.back().rfind("21:", 0) == 0);
+    CHECK(reader.stats().has_end);
+    return got.back();
+}
+
 }  // namespace
 
 TEST_CASE("every record kind survives a round trip field by field") {
@@ -265,102 +282,72 @@ TEST_CASE("format 1.7 encodes exactly as it always did: every kind writes the st
 
 TEST_CASE("a 1.6 trace still reads: every record as written (1.6 had no GPU metrics)") {
     // golden/every_kind-1.6.gprof: the 1.6 writer's bytes for add_every_kind.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.6.gprof");
+    TraceReader reader(golden_trace(6));
     CHECK(reader.header().version_minor == 6);
     CHECK(reader.header().pid_ns == test_header().pid_ns);
-    CHECK(reader.warnings().empty());
     auto expected = expected_16();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(reader.stats().has_end);
+    check_records(reader, expected);
 }
 
 TEST_CASE("a 1.0 trace still reads: every record as written, the fields 1.1 appended as zero") {
     // golden/every_kind-1.0.gprof: the 1.0 writer's bytes for add_every_kind, kept as an old trace.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.0.gprof");
+    TraceReader reader(golden_trace(0));
     CHECK(reader.header().version_major == 1);
     CHECK(reader.header().version_minor == 0);
-    CHECK(reader.warnings().empty());
     auto expected = expected_before_12();
     // What 1.0 wrote of the Memory record: its first nine fields; the 1.1 ones read as zero. 1.0 had no MemoryPool.
     for (auto& line : expected)
         if (line.rfind("12:", 0) == 0) line = line.substr(0, line.find(",2,3,") + 4) + ",0,0,0,0,0,0";
     std::erase_if(expected, [](const std::string& line) { return line.rfind("22:", 0) == 0; });
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(got.back().rfind("21:", 0) == 0);
-    CHECK(got.back().substr(got.back().rfind(',')) == ",0");  // End.signal, added in 1.2, reads as 0
-    CHECK(reader.stats().has_end);
+    std::string end = check_records(reader, expected);
+    CHECK(end.substr(end.rfind(',')) == ",0");  // End.signal, added in 1.2, reads as 0
 }
 
 TEST_CASE("a 1.1 trace still reads: every record as written, End.signal as zero") {
     // golden/every_kind-1.1.gprof: the 1.1 writer's bytes for add_every_kind (without the kinds 1.2 added).
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.1.gprof");
+    TraceReader reader(golden_trace(1));
     CHECK(reader.header().version_minor == 1);
-    CHECK(reader.warnings().empty());
     auto expected = expected_before_12();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(got.back().rfind("21:", 0) == 0);
-    CHECK(got.back().substr(got.back().rfind(',')) == ",0");
-    CHECK(reader.stats().has_end);
+    std::string end = check_records(reader, expected);
+    CHECK(end.substr(end.rfind(',')) == ",0");  // End.signal, added in 1.2, reads as 0
 }
 
 TEST_CASE("a 1.2 trace still reads: Role.job and the header's boot_id, appended in 1.3, read as empty") {
     // golden/every_kind-1.2.gprof: the 1.2 writer's bytes for add_every_kind.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.2.gprof");
+    TraceReader reader(golden_trace(2));
     CHECK(reader.header().version_minor == 2);
     CHECK(reader.header().hostname == "testhost");
     CHECK(reader.header().boot_id.empty());
-    CHECK(reader.warnings().empty());
     auto expected = expected_12();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(reader.stats().has_end);
+    check_records(reader, expected);
 }
 
 TEST_CASE("a 1.5 trace still reads: every record as written, the header's pid namespace (appended in 1.6) as 0") {
     // golden/every_kind-1.5.gprof: the 1.5 writer's bytes for add_every_kind.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.5.gprof");
+    TraceReader reader(golden_trace(5));
     CHECK(reader.header().version_minor == 5);
     CHECK(reader.header().boot_id == test_header().boot_id);
     CHECK(reader.header().pid_ns == 0);
-    CHECK(reader.warnings().empty());
     auto expected = expected_16();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(reader.stats().has_end);
+    check_records(reader, expected);
 }
 
 TEST_CASE("a 1.4 trace still reads: every record as written (1.4 had no CPU samples nor OS-runtime calls)") {
     // golden/every_kind-1.4.gprof: the 1.4 writer's bytes for add_every_kind.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.4.gprof");
+    TraceReader reader(golden_trace(4));
     CHECK(reader.header().version_minor == 4);
     CHECK(reader.header().pid_ns == 0);
-    CHECK(reader.warnings().empty());
     auto expected = expected_14();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(reader.stats().has_end);
+    check_records(reader, expected);
 }
 
 TEST_CASE("a 1.3 trace still reads: every record as written (1.3 had no call-site kinds)") {
     // golden/every_kind-1.3.gprof: the 1.3 writer's bytes for add_every_kind.
-    TraceReader reader(std::string(GPROF_SOURCE_DIR) + "/tests/format/golden/every_kind-1.3.gprof");
+    TraceReader reader(golden_trace(3));
     CHECK(reader.header().version_minor == 3);
     CHECK(reader.header().boot_id == test_header().boot_id);
-    CHECK(reader.warnings().empty());
     auto expected = expected_13();
-    auto got = describe_all(reader);
-    REQUIRE(got.size() == expected.size() + 1);  // + End
-    for (size_t i = 0; i < expected.size(); ++i) CHECK(got[i] == expected[i]);
-    CHECK(reader.stats().has_end);
+    check_records(reader, expected);
 }
 
 TEST_CASE("1.6: the header's pid namespace round-trips") {
