@@ -5,6 +5,7 @@
 #include "model/aggregate.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "gprof/trace/names.h"
 #include "model/aggregator.h"
@@ -110,6 +111,10 @@ Aggregate aggregate_run(const std::vector<std::filesystem::path>& traces, const 
     std::stable_sort(out.processes.begin(), out.processes.end(),
                      [](const ProcessInfo& a, const ProcessInfo& b) {
                          return process_key(a.header, a.rank) < process_key(b.header, b.rank);
+                     });
+    std::stable_sort(out.gpu_metrics.begin(), out.gpu_metrics.end(),
+                     [](const GpuMetricsSummary& a, const GpuMetricsSummary& b) {
+                         return std::tie(a.process, a.device) < std::tie(b.process, b.device);
                      });
     for (size_t i = 0; i < out.keys.size(); ++i) {
         auto& v = agg.values_[i];

@@ -11,6 +11,7 @@
 
 #include "model/identity.h"
 #include "model/distribution.h"
+#include "model/gpu_metric_summary.h"
 #include "model/memory.h"
 #include "model/model.h"
 
@@ -106,6 +107,7 @@ struct Aggregate {
     std::vector<DeviceInfo> devices;
     std::vector<KeyData> keys;  // every key of every category, unsorted
     std::vector<NvtxRangeSummary> nvtx_ranges;
+    std::vector<GpuMetricsSummary> gpu_metrics;  // per process and device sampled (GpuMetricSet), in process order
     std::vector<std::string> warnings;  // unreadable files, damage, dropped records: what the recording lost
     std::vector<std::string> notes;     // facts about the program worth a line (NVTX ranges that never ended)
     int64_t first_ns = 0, last_ns = 0;  // run axis

@@ -24,6 +24,7 @@ struct BatchSink {
         uint32_t k = b.slot(b.kernel_slot[g.name], KeyCategory::Kernel, g.name);
         b.push_duration(k, g.start, g.end);
         b.add_work(g.device, g.start, g.end);
+        b.kernel_time.add(g.device, g.start, g.end);
         if (s.nvtx_detail) b.push_gpu(g.correlation, k, BatchPart::dur(g.start, g.end));
     }
     void operator()(const Memcpy& m) {
@@ -62,6 +63,8 @@ struct BatchSink {
     void operator()(const End&) { b.others.push_back(r); }
     void operator()(const Role&) { b.others.push_back(r); }
     void operator()(const Exec&) { b.others.push_back(r); }
+    void operator()(const GpuMetricSet&) { b.others.push_back(r); }     // names its metrics with a string
+    void operator()(const GpuMetricSample&) { b.others.push_back(r); }  // kept per device until the trace ends
 
     // Not in the summaries (the full model and the timeline read them).
     void operator()(const CudaInfo&) {}
@@ -76,8 +79,6 @@ struct BatchSink {
     void operator()(const CallSite&) {}
     void operator()(const CpuSample&) {}      // cpu_sample_sum reads the full model
     void operator()(const OsRuntimeCall&) {}  // osrt_sum too
-    void operator()(const GpuMetricSet&) {}   // GPU metrics: the full model (model/gpu_metrics.h)
-    void operator()(const GpuMetricSample&) {}
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "gprof/trace/reader.h"
 #include "model/aggregate.h"
 #include "model/distribution.h"
+#include "model/gpu_metric_summary.h"
 #include "model/kept_records.h"
 #include "model/model.h"
 
@@ -83,6 +84,26 @@ private:
     mutable std::atomic<bool> memops_[17] = {};
 };
 
+// Kernel time per device, stretches that touch merged as they come (a busy GPU's kernels follow each other): what the
+// GPU metrics' mean while kernels ran weighs samples by. The fold keeps it only for traces with GPU metrics.
+struct BusyByDevice {
+    std::map<uint32_t, std::vector<BusySpan>> devices;  // nodes stay put: `last` stays valid
+    uint32_t last_device = 0;
+    std::vector<BusySpan>* last = nullptr;
+
+    void add(uint32_t device, Timestamp start, Timestamp end) {
+        if (!last || last_device != device) {
+            last = &devices[device];
+            last_device = device;
+        }
+        if (!last->empty() && start >= last->back().start && start <= last->back().end) {
+            if (end > last->back().end) last->back().end = end;
+            return;
+        }
+        last->push_back({start, end});
+    }
+};
+
 struct BatchPart {
     uint64_t sequence = 0;
     const LargeKeys* large = nullptr;
@@ -98,6 +119,7 @@ struct BatchPart {
     uint64_t records = 0, api_calls = 0, hidden_driver_calls = 0;
     Timestamp first = 0, last = 0;
     std::map<uint32_t, DeviceWork> gpu_work;
+    BusyByDevice kernel_time;
     std::vector<CallStream> apis;  // key = local slot
     std::unordered_map<uint64_t, uint32_t> api_thread;
     uint32_t last_thread = UINT32_MAX;

@@ -24,6 +24,8 @@ void Aggregator::begin(const StreamContext& ctx) {
     graph_node_corrs_.clear();
     memory_.clear();
     memory_pools_.clear();
+    gpu_metrics_ = GpuMetrics();
+    kernel_time_.clear();
     device_work_ = nullptr;
     ProcessInfo p;
     p.path = ctx.reader->path();
@@ -101,6 +103,13 @@ void Aggregator::fold(BatchPart& b) {
     }
     graph_node_corrs_.insert(b.graph_node_corrs.begin(), b.graph_node_corrs.end());
     for (const Record& r : b.others) handle_other(p, r);
+    // Kernel time is kept from the batch that holds the trace's first metric set on (the set is written when CUDA
+    // starts, before any kernel): a trace without GPU metrics keeps none of it.
+    if (!gpu_metrics_.series.empty())
+        for (auto& [device, spans] : b.kernel_time.devices) {
+            std::vector<BusySpan>& kept = kernel_time_[device];
+            kept.insert(kept.end(), spans.begin(), spans.end());
+        }
     tally_.add(b.tally);
 }
 
@@ -149,6 +158,13 @@ void Aggregator::handle_other(ProcessInfo& p, const Record& r) {
             p.complete = true;
             p.ended_by_signal = r.end.signal;
             break;
+        case RecordKind::GpuMetricSet:
+            gpu_metrics_.add_set(r.gpu_metric_set, strings_.get(r.gpu_metric_set.metrics));
+            break;
+        case RecordKind::GpuMetricSample:
+            widen(r.gpu_metric_sample.start, r.gpu_metric_sample.end);
+            gpu_metrics_.add_sample(r.gpu_metric_sample);
+            break;
         case RecordKind::Role:
             p.role = std::string(strings_.get(r.role.variables));
             p.rank = r.role.rank;
@@ -188,6 +204,7 @@ void Aggregator::end(const StreamContext& ctx) {
                                 " records were dropped while recording; totals under-count");
     out_.records += p.records;
     out_.dropped += p.dropped;
+    finish_gpu_metrics(p, ctx);
     finish_nvtx_and_matching(p);
     release_calls();
     groups_.clear();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,9 @@ private:
 
     void finish_nvtx_and_matching(const ProcessInfo& p);
 
+    // The trace's GPU metrics, summarised per device with its kernel time and the NVTX ranges (gpu_metrics_fold.cpp).
+    void finish_gpu_metrics(const ProcessInfo& p, const StreamContext& ctx);
+
     // nvprof's NVTX block: a range gets the API calls of its thread that start inside it and end by its end, and
     // the GPU ops those calls launched (same correlation id). Also counts GPU ops with no launching API call.
     // The kept calls and ops are read on several threads, each a run of consecutive batches:
@@ -108,6 +112,8 @@ private:
                                                            // coincide, and one row per id is what nsys shows)
     std::vector<Memory> memory_;
     std::vector<MemoryPool> memory_pools_;
+    GpuMetrics gpu_metrics_;                                // this trace's sets and samples
+    std::map<uint32_t, std::vector<BusySpan>> kernel_time_;  // this trace's, per device, once it has GPU metrics
     unsigned sweep_threads_ = 1;  // threads for attribute()
     Timestamp first_ = 0, last_ = 0;
 

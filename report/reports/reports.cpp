@@ -54,6 +54,7 @@ const ReportDef kReports[] = {
     {"cuda_callsite_sum", "CUDA Call Sites (by kernel time, sync time, memcpy bytes)", nullptr, cuda_callsite_sum},
     {"cpu_sample_sum", "CPU Samples (flat profile)", nullptr, nullptr, cpu_sample_sum},
     {"osrt_sum", "OS Runtime Summary", nullptr, osrt_sum},
+    {"gpu_metrics_sum", "GPU Metrics Summary (per device and metric)", gpu_metrics_sum, nullptr},
 };
 
 // nsys's names from before its 2023 rename, still in many scripts: old name -> today's (which may be one of the
@@ -240,7 +241,9 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
         AggregateOptions ao;
         ao.filter = options.filter;
         // The summary's matching pass (GPU operations without a launching call) and nvprof's NVTX block.
-        bool want_nvtx_block = std::find(reports.begin(), reports.end(), "summary") != reports.end();
+        // The GPU metrics' NVTX rows need the ranges kept too.
+        bool want_nvtx_block = std::find(reports.begin(), reports.end(), "summary") != reports.end() ||
+                               std::find(reports.begin(), reports.end(), "gpu_metrics_sum") != reports.end();
         ao.nvtx_detail = want_nvtx_block;
         agg = aggregate_run(traces, ao);
         warnings = agg.warnings;
@@ -295,6 +298,7 @@ int run_reports(const std::vector<std::filesystem::path>& traces, const ReportOp
             if (r == "summary") {
                 j["header"] = summary_header_json(agg);
                 j["nvtx"] = nvtx_block_json(agg);
+                if (!agg.gpu_metrics.empty()) j["gpu_metrics"] = gpu_metrics_json(agg);  // absent without metrics
             }
             reps[r] = std::move(j);
         }

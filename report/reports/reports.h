@@ -118,6 +118,14 @@ nlohmann::json process_memory_json(const std::vector<BudgetUsage>& budgets,
 // Binary units, two decimals: "8.00 MiB", "512 B".
 std::string format_bytes(uint64_t bytes);
 
+// GPU metrics (reports/gpu_metrics_sum.cpp, issue 37), from the aggregate's GpuMetricsSummary: the summary's
+// "GPU metrics" section (nothing for a run without them), its JSON (summary's "gpu_metrics"), the gpu_metrics_sum
+// report (a row per device and metric), and a value as text ("35.2 %", "1.23 GB/s", "-" for none).
+void print_gpu_metrics_section(const Aggregate& agg, size_t max_rows, size_t name_width, std::ostream& out);
+nlohmann::json gpu_metrics_json(const Aggregate& agg);
+Table gpu_metrics_sum(const Aggregate& agg);
+std::string format_gpu_metric(GpuMetricUnit unit, double value);
+
 // What the summary header block says, as JSON (devices, processes, duration, records, dropped, status).
 nlohmann::json summary_header_json(const Aggregate& agg);
 

@@ -280,6 +280,7 @@ void print_summary_body(const Aggregate& agg, bool full, bool list_helpers, size
         out << "Profiling result:\n";
         print_rows(rows, name_width, out);
     }
+    print_gpu_metrics_section(agg, max_rows, name_width, out);
 
     if (!full || agg.nvtx_ranges.empty()) return;
     out << "NVTX result:\n";

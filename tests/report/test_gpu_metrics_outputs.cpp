@@ -1,0 +1,131 @@
+// GPU metrics in the outputs (issue 37, step 5): the summary's section, its JSON and gpu_metrics_sum, with figures
+// worked out by hand from gpu_metrics_fixture.h; a run without metrics shows nothing of them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpu_metrics_fixture.h"
+#include "model/aggregate.h"
+#include "reports/reports.h"
+
+using namespace gprof::report;
+using namespace gprof::testing;
+
+namespace {
+
+std::string report_text(const std::string& trace, const std::string& report, OutputFormat format) {
+    ReportOptions o;
+    o.reports = {report};
+    o.format = format;
+    std::ostringstream out, err;
+    REQUIRE(run_reports({trace}, o, out, err) == 0);
+    return out.str();
+}
+
+const GpuMetricFigures& metric(const GpuMetricsSummary& s, const std::string& name) {
+    for (const auto& m : s.metrics)
+        if (m.metric == name) return m;
+    FAIL("no metric " << name);
+    return s.metrics.front();
+}
+
+}  // namespace
+
+TEST_CASE("GPU metrics summary: mean, percentiles, max and the mean while kernels ran, per device",
+          "[report][gpu-metrics]") {
+    TempDir dir;
+    std::string trace = dir.file("app.4242.gprof");
+    write_trace(trace, fill_gpu_metrics_run);
+    for (unsigned threads : {1u, 2u}) {
+        AggregateOptions ao;
+        ao.threads = threads;
+        Aggregate agg = aggregate_run({trace}, ao);
+        INFO("threads " << threads);
+        REQUIRE(agg.gpu_metrics.size() == 1);  // device 1 ran kernels but was not sampled
+        const GpuMetricsSummary& s = agg.gpu_metrics[0];
+        CHECK(s.device == 0);
+        CHECK(s.set == "gh100");
+        CHECK(s.chip == "GH100");
+        CHECK(s.interval_ns == 100'000);
+        CHECK(s.samples == 10);
+        CHECK(s.first_ns == 0);
+        CHECK(s.last_ns == 1'000'000);
+        CHECK(s.sampled_ns == 1'000'000);
+        CHECK(s.busy_ns == 350'000);  // [200, 550) us: the two kernels' overlap counted once; device 1's not at all
+        const GpuMetricFigures& sm = metric(s, kSmActive);
+        CHECK(sm.label.label == "SM active");
+        CHECK(sm.label.unit == GpuMetricUnit::Percent);
+        CHECK(sm.samples == 10);
+        CHECK(sm.mean == Approx(45));
+        CHECK(sm.p50 == Approx(40));
+        CHECK(sm.p90 == Approx(80));
+        CHECK(sm.max == Approx(90));
+        CHECK(sm.busy_mean == Approx((20 + 30 + 40 + 50 * 0.5) / 3.5));  // samples 2-4 whole, half of 5
+        const GpuMetricFigures& tensor = metric(s, kTensor);
+        CHECK(tensor.samples == 9);  // sample 7 has no value
+        CHECK(tensor.mean == Approx(5));
+        const GpuMetricFigures& dram = metric(s, kDram);
+        CHECK(dram.mean == Approx(430.0 / 9));
+        CHECK(dram.p50 == Approx(50));
+        CHECK(dram.p90 == Approx(90));
+        CHECK(dram.busy_mean == Approx((70 + 60 + 50 + 40 * 0.5) / 3.5));
+        const GpuMetricFigures& read = metric(s, kDramRead);
+        CHECK(read.label.unit == GpuMetricUnit::BytesPerSecond);
+        CHECK(read.mean == Approx(1e9));  // 100 000 bytes every 100 us
+        CHECK(read.max == Approx(1e9));
+        // The ranges: equal lengths, so by name.
+        REQUIRE(s.ranges.size() == 2);
+        CHECK(s.ranges[0].name == ":eval");
+        CHECK(s.ranges[0].count == 1);
+        CHECK(s.ranges[0].total_ns == 500'000);
+        CHECK(s.ranges[0].means[0] == Approx(70));
+        CHECK(s.ranges[0].means[1] == Approx(5));
+        CHECK(s.ranges[0].means[2] == Approx((40 + 30 + 10 + 0) / 4.0));
+        CHECK(s.ranges[1].name == ":step");
+        CHECK(s.ranges[1].means[0] == Approx(20));
+        CHECK(s.ranges[1].means[2] == Approx(70));
+    }
+}
+
+TEST_CASE("GPU metrics in the summary text, its JSON and gpu_metrics_sum", "[report][gpu-metrics]") {
+    TempDir dir;
+    std::string trace = dir.file("app.4242.gprof");
+    write_trace(trace, fill_gpu_metrics_run);
+    const std::string text = report_text(trace, "summary", OutputFormat::Table);
+    INFO(text);
+    CHECK(text.find("GPU metrics:\n  GPU 0 (GH100, set gh100): 10 samples every 100.00us from +0ns to +1.0000ms; "
+                    "kernels ran 350.00us of the 1.0000ms sampled\n") != std::string::npos);
+    CHECK(text.find("SM active       45.0 %       40.0 %       80.0 %       90.0 %             32.9 %\n") !=
+          std::string::npos);
+    CHECK(text.find("DRAM read    1.00 GB/s    1.00 GB/s    1.00 GB/s    1.00 GB/s          1.00 GB/s\n") !=
+          std::string::npos);
+    CHECK(text.find("NVTX ranges on GPU 0") != std::string::npos);
+    CHECK(text.find("500.00us        1     70.0 %               5.0 %           20.0 %  :eval\n") != std::string::npos);
+
+    nlohmann::json doc = nlohmann::json::parse(report_text(trace, "summary", OutputFormat::Json));
+    const auto& g = doc["reports"]["summary"]["gpu_metrics"];
+    REQUIRE(g.size() == 1);
+    CHECK(g[0]["chip"] == "GH100");
+    CHECK(g[0]["kernel_ns"] == 350'000);
+    CHECK(g[0]["metrics"][0]["label"] == "SM active");
+    CHECK(g[0]["metrics"][0]["mean_while_kernels_ran"].get<double>() == Approx(115.0 / 3.5));
+    CHECK(g[0]["nvtx_ranges"][1]["means"][kSmActive].get<double>() == Approx(20));
+
+    const std::string csv = report_text(trace, "gpu_metrics_sum", OutputFormat::Csv);
+    INFO(csv);
+    CHECK(csv.find("4242,0,gh100,sm__cycles_active.avg.pct_of_peak_sustained_elapsed,percent,10,45.000,40.000,"
+                   "80.000,90.000,32.857,SM active") != std::string::npos);
+}
+
+TEST_CASE("A run without GPU metrics shows nothing of them", "[report][gpu-metrics]") {
+    TempDir dir;
+    std::string trace = dir.file("app.4242.gprof");
+    write_trace(trace, fill_small_run);
+    CHECK(report_text(trace, "summary", OutputFormat::Table).find("GPU metrics") == std::string::npos);
+    nlohmann::json doc = nlohmann::json::parse(report_text(trace, "summary", OutputFormat::Json));
+    CHECK(doc["reports"]["summary"].contains("header"));
+    CHECK_FALSE(doc["reports"]["summary"].contains("gpu_metrics"));
+    CHECK(report_text(trace, "gpu_metrics_sum", OutputFormat::Table).find("(no data)") != std::string::npos);
+}
