@@ -272,21 +272,25 @@ json outlier_json(const RankView& v, const RankOutlier& o) {
 
 }  // namespace
 
-json rank_view_to_json(const RankView& v) {
-    json ranks = json::array();
-    for (size_t r = 0; r < v.ranks.size(); ++r) {
-        json j = rank_figures_to_json(v.ranks[r]);
-        const RankLine& l = v.lines[r];
-        j["compared"] = {{"steps", l.steps},
-                         {"median_step_ns", l.median_step_ns},
-                         {"median_work_ns", l.median_work_ns},
-                         {"mean_work_ns", l.mean_work_ns},
-                         {"nccl_per_step_ns", l.nccl_per_step_ns},
-                         {"compute_per_step_ns", l.compute_per_step_ns},
-                         {"over_median_pct", l.over_median_pct},
-                         {"slowest_in", l.slowest_in}};
-        ranks.push_back(std::move(j));
-    }
+namespace {
+
+// One rank of the view: its figures and how it compares.
+json rank_entry_json(const RankView& v, size_t r) {
+    json j = rank_figures_to_json(v.ranks[r]);
+    const RankLine& l = v.lines[r];
+    j["compared"] = {{"steps", l.steps},
+                     {"median_step_ns", l.median_step_ns},
+                     {"median_work_ns", l.median_work_ns},
+                     {"mean_work_ns", l.mean_work_ns},
+                     {"nccl_per_step_ns", l.nccl_per_step_ns},
+                     {"compute_per_step_ns", l.compute_per_step_ns},
+                     {"over_median_pct", l.over_median_pct},
+                     {"slowest_in", l.slowest_in}};
+    return j;
+}
+
+// Every key of the view but "ranks" (one entry per rank: the bulk).
+json rank_view_head_json(const RankView& v) {
     json steps = json::array();
     for (const auto& s : v.steps)
         steps.push_back({{"index", s.index},
@@ -333,8 +337,63 @@ json rank_view_to_json(const RankView& v) {
               {"nccl_ns", v.nccl_ns},
               {"compute_ns", v.compute_ns},
               {"memcpy_ns", v.memcpy_ns}}},
-            {"ranks", ranks},
             {"steps", steps}};
+}
+
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+json rank_view_to_json(const RankView& v) {
+    json ranks = json::array();
+    for (size_t r = 0; r < v.ranks.size(); ++r) ranks.push_back(rank_entry_json(v, r));
+    json j = rank_view_head_json(v);
+    j["ranks"] = std::move(ranks);
+    return j;
+}
+
+void write_json_at_depth(const json& j, std::ostream& out, int depth) {
+    // dump(2) indents a nested value by two spaces a level, and a dumped string never holds a raw newline (it is
+    // escaped): so the value dumped alone, with every line after the first indented `depth` levels more, is the same.
+    const std::string text = dump(j), pad(2 * size_t(depth), ' ');
+    size_t from = 0;
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+        out.write(text.data() + from, std::streamsize(nl + 1 - from));
+        out << pad;
+    }
+    out.write(text.data() + from, std::streamsize(text.size() - from));
+}
+
+void write_rank_view_json(const RankView& v, std::ostream& out, int depth) {
+    // The object's keys in nlohmann's order (sorted), "ranks" at its place, each rank's entry made and let go in turn.
+    const json head = rank_view_head_json(v);
+    const std::string pad(2 * size_t(depth + 1), ' ');
+    bool first = true;
+    auto key = [&](const std::string& k) {
+        out << (first ? "{\n" : ",\n") << pad << dump(json(k)) << ": ";
+        first = false;
+    };
+    bool ranks_written = false;
+    auto write_ranks = [&] {
+        key("ranks");
+        if (v.ranks.empty()) {
+            out << "[]";
+        } else {
+            for (size_t r = 0; r < v.ranks.size(); ++r) {
+                out << (r ? ",\n" : "[\n") << pad << "  ";
+                write_json_at_depth(rank_entry_json(v, r), out, depth + 2);
+            }
+            out << "\n" << pad << "]";
+        }
+        ranks_written = true;
+    };
+    for (auto it = head.begin(); it != head.end(); ++it) {
+        if (!ranks_written && it.key() > std::string("ranks")) write_ranks();
+        key(it.key());
+        write_json_at_depth(it.value(), out, depth + 1);
+    }
+    if (!ranks_written) write_ranks();
+    out << "\n" << std::string(2 * size_t(depth), ' ') << "}";
 }
 
 }  // namespace gprof::report

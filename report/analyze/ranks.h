@@ -127,6 +127,12 @@ RankView compare_ranks(std::vector<RankFigures> ranks);
 // slowest in the most steps.
 inline constexpr int kRankViewSchemaVersion = 2;
 nlohmann::json rank_view_to_json(const RankView& v);
+// The same JSON as rank_view_to_json(v).dump(2), byte for byte, written one rank at a time: the whole document is
+// never in memory (its tree was 374 MB at 10 000 ranks of 100 steps, docs/performance.md). `depth` nests it: the
+// value of a key `depth` levels down in a document dumped with indent 2 (analyze's {"job", "ranks", "warnings"}).
+void write_rank_view_json(const RankView& v, std::ostream& out, int depth = 0);
+// `j` as j.dump(2) writes it `depth` levels down in a document dumped with indent 2 (invalid UTF-8 replaced).
+void write_json_at_depth(const nlohmann::json& j, std::ostream& out, int depth);
 
 struct RankRenderOptions {
     size_t max_step_rows = 20;  // the first steps and the widest spreads; 0 = every step

@@ -56,8 +56,14 @@ int analyze_job(const AnalyzeArgs& args, OutputFormat format, const RankInputs& 
                                  ": the ranks compared; the bottleneck verdict, findings and kernel tables are per "
                                  "rank, not pooled over the job (gprof-report analyze RUN_DIR of one rank)";
         if (format == OutputFormat::Json) {
-            nlohmann::json j = {{"job", note}, {"ranks", rank_view_to_json(view)}, {"warnings", job.warnings}};
-            out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+            // {"job", "ranks", "warnings"} as nlohmann would dump it, the view written one rank at a time.
+            out << "{\n  \"job\": ";
+            write_json_at_depth(note, out, 1);
+            out << ",\n  \"ranks\": ";
+            write_rank_view_json(view, out, 1);
+            out << ",\n  \"warnings\": ";
+            write_json_at_depth(job.warnings, out, 1);
+            out << "\n}\n";
         } else {
             std::ostringstream text;
             text << (format == OutputFormat::Markdown ? "# Analysis\n\n" : "Analysis: ") << note << "\n";

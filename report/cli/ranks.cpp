@@ -69,7 +69,7 @@ int run_ranks(const RanksArgs& args) {
         if (!args.output.empty()) file.emplace(args.output, args.force);
         std::ostream& out = file ? file->stream() : std::cout;
         if (format == OutputFormat::Json)
-            out << rank_view_to_json(view).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+            write_rank_view_json(view, out), out << "\n";  // one rank at a time, never the whole document
         else render_rank_view(view, format, out, {args.rows, args.all_ranks});
         if (file) file->commit();
     } catch (const std::exception& e) {

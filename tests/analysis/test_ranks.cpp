@@ -495,6 +495,40 @@ TEST_CASE("large job: analyze and html of 40 run directories of traces hold one 
     }
 }
 
+TEST_CASE("ranks: the view's JSON is written one rank at a time, the same bytes as the whole document",
+          "[ranks][json]") {
+    TempDir tmp;
+    auto bytes = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); };
+    auto streamed = [](const RankView& v, int depth) {
+        std::ostringstream s;
+        write_rank_view_json(v, s, depth);
+        return s.str();
+    };
+    std::vector<RankView> views;
+    write_job(tmp.path() / "three", straggler_job());
+    views.push_back(compare_ranks(rank_figures(load_run({tmp.path() / "three"}), "")));
+    const fs::path job = write_large_job(tmp.path() / "job", 40);
+    views.push_back(compare_ranks(rank_figures(load_run({job}), "")));
+    // Names a trace may hold: not UTF-8, quotes, control characters (replaced and escaped the same way).
+    std::vector<RankFigures> odd = views.front().ranks;
+    odd[1].host = "n\xC3\xB6" "de\xFF\"\n";
+    odd[1].label = "rank 1 @ " + odd[1].host;
+    views.push_back(compare_ranks(odd));
+    views.push_back(compare_ranks({odd[0]}));  // one rank: no straggler, no spread
+    for (const RankView& v : views) {
+        const json whole = rank_view_to_json(v);
+        CHECK(streamed(v, 0) == bytes(whole));
+        CHECK("{\n  \"a\": " + streamed(v, 1) + "\n}" == bytes(json{{"a", whole}}));
+        CHECK("{\n  \"a\": {\n    \"b\": " + streamed(v, 2) + "\n  }\n}" == bytes(json{{"a", {{"b", whole}}}}));
+    }
+    // The commands: what they write is what nlohmann writes of the document they write, key for key.
+    for (const std::string& cmd : {"ranks --format json " + job.string(), "analyze --format json " + job.string()}) {
+        const std::string out = run_cli(cmd);
+        INFO(cmd);
+        CHECK(out == bytes(json::parse(out)) + "\n");
+    }
+}
+
 TEST_CASE("ranks: damaged rank figures are refused with exit 2 and the file named", "[ranks][merge]") {
     TempDir tmp;
     std::ofstream(tmp.file("bad.json")) << R"({"ranks": [{"schema_version": 1, "rank": "one"}]})";
