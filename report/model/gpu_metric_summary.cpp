@@ -72,7 +72,8 @@ GpuMetricsSummarizer::GpuMetricsSummarizer(const GpuMetricSeries& series) : seri
 
 double GpuMetricsSummarizer::figure(size_t sample, size_t metric) const {
     const uint64_t ns = series_.ends[sample] > series_.starts[sample] ? series_.ends[sample] - series_.starts[sample] : 0;
-    return gpu_metric_figure(labels_[metric].unit, series_.value(sample, metric), ns);
+    const double f = gpu_metric_figure(labels_[metric].unit, series_.value(sample, metric), ns);
+    return std::isfinite(f) ? f : kNaN;  // an infinite value (a damaged trace) is no figure: left out like a missing one
 }
 
 void GpuMetricsSummarizer::add_busy(std::vector<BusySpan> spans) {

@@ -277,6 +277,8 @@ private:
     // Memory in use per device and kind (model/memory.h: cudaMalloc'd device memory, async pools, pinned host,
     // managed), and the async pools' reservation, as counters under the device.
     void memory_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups);
+    // GPU metrics (model/gpu_metrics.h): a counter track per device and metric, each sample's value from its start.
+    void gpu_metric_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups);
 
     static std::string counter_name(size_t row);
 

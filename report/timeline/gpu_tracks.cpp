@@ -1,6 +1,9 @@
 // The GPU tracks of a process: its work per device and stream in lanes, the flows from the launching calls, the
 // memory counters.
 #include "gprof/trace/names.h"
+#include <cmath>
+
+#include "model/gpu_metric_summary.h"
 #include "model/identity.h"
 #include "model/memory.h"
 #include "timeline/builder.h"
@@ -49,6 +52,7 @@ std::map<uint32_t, uint32_t> Builder::device_groups(const ProcessTrace& p, const
     for (const auto& it : items) devs.emplace(it.device, nullptr);
     for (const auto& mem : p.memory) devs.emplace(mem.device, nullptr);
     for (const auto& pool : p.memory_pools) devs.emplace(pool.device, nullptr);
+    for (const auto& series : p.gpu_metrics.series) devs.emplace(series.device, nullptr);
     std::map<uint32_t, uint32_t> groups;
     uint32_t rank = 0;
     for (const auto& [id, d] : devs) {
@@ -117,6 +121,7 @@ void Builder::gpu(const ProcessTrace& p, uint32_t index, ProcessNames& names) {
         b = e;
     }
     memory_counters(p, groups);
+    gpu_metric_counters(p, groups);
 }
 
 Track Builder::gpu_track(TrackKind kind, uint32_t group, uint32_t stream, uint32_t lane) {
@@ -221,6 +226,38 @@ void Builder::memory_counters(const ProcessTrace& p, const std::map<uint32_t, ui
         for (auto& c : samples) {
             c.track = track;
             m_.counters.push_back(c);
+        }
+    }
+}
+
+void Builder::gpu_metric_counters(const ProcessTrace& p, const std::map<uint32_t, uint32_t>& groups) {
+    for (const GpuMetricSeries& series : p.gpu_metrics.series) {
+        std::vector<uint32_t> order(series.samples());
+        for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t a, uint32_t b) { return series.starts[a] < series.starts[b]; });
+        for (size_t m = 0; m < series.metrics.size(); ++m) {
+            const GpuMetricLabel label = gpu_metric_label(series.metrics[m]);
+            Track t;
+            t.kind = TrackKind::Counter;
+            t.group = groups.at(series.device);
+            t.name = label.label + (label.unit == GpuMetricUnit::Percent          ? " (%)"
+                                    : label.unit == GpuMetricUnit::BytesPerSecond ? " (bytes/s)"
+                                                                                  : " (/s)");
+            t.unit = label.unit == GpuMetricUnit::Percent          ? CounterUnit::Percent
+                     : label.unit == GpuMetricUnit::BytesPerSecond ? CounterUnit::BytesPerSecond
+                                                                   : CounterUnit::PerSecond;
+            uint32_t track = add_track(std::move(t));
+            for (uint32_t i : order) {
+                const Timestamp start = series.starts[i], end = series.ends[i];
+                const double v = gpu_metric_figure(label.unit, series.value(i, m), end > start ? end - start : 0);
+                if (!start) {
+                    ++m_.counts.zero_timestamps;
+                    continue;
+                }
+                if (!std::isfinite(v)) continue;  // a sample without this metric's value: the previous one stands
+                m_.counters.push_back(CounterSample::of_real(p.to_run_ns(start), v, track));
+            }
         }
     }
 }

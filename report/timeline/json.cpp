@@ -403,7 +403,8 @@ private:
         o_.raw(",\"tid\":0,\"ts\":");
         o_.us3(c.ts);
         o_.raw(t.unit == CounterUnit::Bytes ? ",\"args\":{\"bytes\":" : ",\"args\":{\"value\":");
-        o_.i64(c.value);
+        if (counter_is_real(t.unit)) o_.fixed3(c.real());
+        else o_.i64(c.value);
         o_.raw("}}");
         o_.maybe_flush();
     }

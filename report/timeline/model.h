@@ -14,7 +14,8 @@
 //             its graph (every op with a graph id), or -> the graph launch's slice when that stands for the work
 //   instants  NVTX marks and CPU samples (on their thread: a sample's name is its innermost frame, its stack the
 //             frames above), capture start/stop (on the process)
-//   counters  samples of counter tracks (memory in use per device and kind, async pools' reservation)
+//   counters  samples of counter tracks (memory in use per device and kind, async pools' reservation, GPU metrics
+//             per device and metric: one track each, its values reals)
 // Times are ns on the run axis (ns since Run::base_realtime_ns). The model points into the Run (args are read
 // from the records when an encoder asks), so the Run must outlive it.
 //
@@ -30,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -75,7 +77,10 @@ struct Group {
 
 enum class TrackKind : uint8_t { CpuThread, Overhead, GpuStream, GraphLaunches, ContextSync, Analysis, Counter };
 
-enum class CounterUnit : uint8_t { None, Bytes };
+// Bytes and None: whole numbers (CounterSample::value). The GPU metrics' units (model/gpu_metric_summary.h): reals
+// (CounterSample::real()), a share of peak in percent or a rate a second.
+enum class CounterUnit : uint8_t { None, Bytes, Percent, BytesPerSecond, PerSecond };
+inline bool counter_is_real(CounterUnit u) { return u >= CounterUnit::Percent; }
 
 struct Track {
     TrackKind kind = TrackKind::CpuThread;
@@ -156,8 +161,19 @@ struct Instant {
 
 struct CounterSample {
     int64_t ts = 0;
-    int64_t value = 0;
+    int64_t value = 0;  // a real counter's (counter_is_real) value holds the double's bits: real() reads it
     uint32_t track = 0;
+
+    static CounterSample of_real(int64_t ts, double v, uint32_t track) {
+        CounterSample c{ts, 0, track};
+        std::memcpy(&c.value, &v, sizeof v);
+        return c;
+    }
+    double real() const {
+        double v;
+        std::memcpy(&v, &value, sizeof v);
+        return v;
+    }
 };
 
 // A device's properties as the trace recorded them (Chrome's deviceProperties).

@@ -410,7 +410,8 @@ private:
         size_t pk = begin_event_packet(c.ts);
         size_t te = o_.begin(f::kTrackEvent);
         o_.uint(f::kType, kCounterEvent);
-        o_.sint(f::kCounterValue, c.value);
+        if (counter_is_real(m_.tracks[c.track].unit)) o_.dbl(f::kDoubleCounterValue, c.real());
+        else o_.sint(f::kCounterValue, c.value);
         o_.end(te);
         end_packet(pk);
     }

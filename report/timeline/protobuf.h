@@ -32,7 +32,7 @@ constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid 
 constexpr uint32_t kPid = 1, kProcessName = 6, kTid = 2, kThreadName = 5, kCounterUnit = 3;
 // TrackEvent
 constexpr uint32_t kType = 9, kEventNameIid = 10, kCategoryIids = 3, kDebugAnnotations = 4, kCounterValue = 30,
-                   kFlowIds = 47, kTerminatingFlowIds = 48;
+                   kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48;
 // DebugAnnotation
 constexpr uint32_t kAnnNameIid = 1, kAnnName = 10, kBool = 2, kUint = 3, kInt = 4, kDouble = 5, kString = 6,
                    kStringIid = 17, kDictEntries = 11, kArrayValues = 12;

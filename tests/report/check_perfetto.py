@@ -199,7 +199,12 @@ class Checker:
         if typ == 'TYPE_COUNTER':
             if 'counter' not in track:
                 self.error(f'packet {i}: counter value on a non-counter track {uuid}')
-            self.counters.append((one(track, 'name'), ts, one(e, 'counter_value')))
+            value = one(e, 'counter_value')
+            if value is None and 'double_counter_value' in e:
+                value = round(one(e, 'double_counter_value'), 3)  # the JSON writes reals with three decimals
+            if value is None:
+                self.error(f'packet {i}: a counter event without a value')
+            self.counters.append((one(track, 'name'), ts, value))
             return
         if 'counter' in track:
             return self.error(f'packet {i}: {typ} on counter track {uuid}')

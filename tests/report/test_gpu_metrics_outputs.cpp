@@ -3,12 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "gpu_metrics_fixture.h"
 #include "model/aggregate.h"
 #include "reports/reports.h"
+#include "timeline/timeline.h"
 
 using namespace gprof::report;
 using namespace gprof::testing;
@@ -128,4 +132,53 @@ TEST_CASE("A run without GPU metrics shows nothing of them", "[report][gpu-metri
     CHECK(doc["reports"]["summary"].contains("header"));
     CHECK_FALSE(doc["reports"]["summary"].contains("gpu_metrics"));
     CHECK(report_text(trace, "gpu_metrics_sum", OutputFormat::Table).find("(no data)") != std::string::npos);
+}
+
+// The timeline: a counter track per device and metric, each sample's figure from its start (a rate for counts), none
+// for the device without metrics; the Perfetto protobuf, decoded by protoc, holds the same samples as doubles.
+TEST_CASE("GPU metrics on the timeline: a counter track per device and metric, JSON and Perfetto", "[timeline][gpu-metrics]") {
+    TempDir dir;
+    write_trace(dir.file("app.4242.gprof"), fill_gpu_metrics_run);
+    Run run = load_run({dir.path()});
+    std::string text;
+    TimelineOptions o;
+    o.analysis_track = false;
+    timeline_to_string(run, text, o);
+    nlohmann::json doc = nlohmann::json::parse(text);
+    std::map<int64_t, std::string> process_names;
+    std::map<std::string, std::vector<std::pair<int64_t, double>>> counters;  // "pid name" -> (ns, value)
+    for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
+        if (e["ph"] != "C") continue;
+        counters[process_names[e["pid"]] + " | " + e["name"].get<std::string>()].emplace_back(
+            std::llround(e["ts"].get<double>() * 1000), e["args"]["value"].get<double>());
+    }
+    std::string names;
+    for (const auto& [k, v] : counters) names += k + "\n";
+    INFO(names);
+    REQUIRE(counters.size() == 4);  // device 0's four metrics; device 1 ran kernels but was not sampled
+    const auto& sm = counters["GPU 0: NVIDIA H100 80GB HBM3 | SM active (%)"];
+    REQUIRE(sm.size() == 10);
+    for (size_t i = 0; i < sm.size(); ++i) {
+        CHECK(sm[i].first == static_cast<int64_t>(i) * 100'000);  // run axis: kT0 is +0
+        CHECK(sm[i].second == Approx(10.0 * i));
+    }
+    const auto& tensor = counters["GPU 0: NVIDIA H100 80GB HBM3 | Tensor pipe active (%)"];
+    CHECK(tensor.size() == 9);  // sample 7 has no value: the one before stands
+    const auto& read = counters["GPU 0: NVIDIA H100 80GB HBM3 | DRAM read (bytes/s)"];
+    REQUIRE(read.size() == 9);
+    CHECK(read[0].second == Approx(1e9));
+    CHECK(counters.count("GPU 0: NVIDIA H100 80GB HBM3 | DRAM throughput (%)"));
+
+    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
+                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
+                      "/report/timeline/perfetto_trace_subset.proto " + dir.path().string() + " > " +
+                      dir.file("check.txt") + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(dir.file("check.txt"));
+    std::stringstream out;
+    out << in.rdbuf();
+    INFO(out.str());
+    CHECK(rc == 0);
+    CHECK(out.str().find(" 37 counter samples,") != std::string::npos);  // 10 + 9 + 9 + 9, as the JSON has them
 }
