@@ -16,6 +16,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "analyze/rank_inputs.h"
 #include "analyze/ranks.h"
@@ -77,9 +79,13 @@ RankFigures make_rank(size_t r, size_t ranks, size_t steps, size_t slow, std::mt
 }  // namespace
 
 int main(int argc, char** argv) {
-    const size_t ranks = argc > 1 ? std::stoul(argv[1]) : 10000;
-    const size_t steps = argc > 2 ? std::stoul(argv[2]) : 100;
-    const fs::path dir = argc > 3 ? fs::path(argv[3]) : fs::path("/tmp/gprof-ranks-bench");
+    // scripts/bench gives every bench Google Benchmark's --benchmark_* options: this one has none, and takes the rest.
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]).rfind("--", 0) != 0) args.emplace_back(argv[i]);
+    const size_t ranks = args.size() > 0 ? std::stoul(args[0]) : 10000;
+    const size_t steps = args.size() > 1 ? std::stoul(args[1]) : 100;
+    const fs::path dir = args.size() > 2 ? fs::path(args[2]) : fs::path("/tmp/gprof-ranks-bench");
     const fs::path job = dir / (std::to_string(ranks) + "x" + std::to_string(steps));
     if (!fs::exists(job / "done")) {
         std::mt19937_64 rng(31);
