@@ -20,6 +20,7 @@
 #include <sstream>
 #include <vector>
 
+#include "end_of_run/end_of_run.h"
 #include "model/aggregate.h"
 #include "reports/reports.h"
 #include "record_builders.h"
@@ -235,6 +236,48 @@ BENCHMARK(BM_summary)
     ->MeasureProcessCPUTime()
     ->Iterations(1)
     ->Repetitions(5)
+    ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+    ->ReportAggregatesOnly(true);
+
+// `gprof-report summary` as printed (table): BM_summary's tables and the Analysis section, which reads the trace a
+// second time for what the analysis needs (end_of_run/end_of_run.h summary_analysis_section; issue 33). Peak RSS as
+// above: one mix per process (--benchmark_filter=BM_summary_table/1/).
+void BM_summary_table(benchmark::State& state) {
+    const std::string& path = trace_path(state.range(0));
+    state.SetLabel(mix_name(state.range(0)));
+    uint64_t bytes = 0;
+    size_t analysis_lines = 0;
+    for (auto _ : state) {
+        report::ReportOptions ro;
+        const std::vector<std::filesystem::path> traces{path};
+        ro.summary_analysis = [&](const report::Aggregate& agg) {
+            return report::summary_analysis_section(agg, traces, ro.filter);
+        };
+        std::ostringstream out, err;
+        report::run_reports(traces, ro, out, err);
+        const std::string text = out.str();
+        const size_t at = text.find("\nAnalysis: ");  // the section's lines: a check that it was made
+        analysis_lines = at == std::string::npos
+                             ? 0
+                             : static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                                              text.end(), '\n'));
+        bytes += std::filesystem::file_size(path);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(bytes));
+    state.counters["analysis_lines"] = static_cast<double>(analysis_lines);
+    struct rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    state.counters["peak_rss_MB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_summary_table)
+    ->Arg(kMixed)
+    ->Arg(kNvtxHeavy)
+    ->Arg(kNvtxCuda)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Iterations(1)
+    ->Repetitions(3)
     ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
     ->ReportAggregatesOnly(true);
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -176,6 +177,11 @@ nlohmann::json analysis_to_json(const AnalysisResult& a);
 void print_analysis_section(const Run& run, std::ostream& out);
 // The same section from an analysis already made (finish_run reuses it for the timeline's analysis track).
 void print_analysis_section(const AnalysisResult& a, std::ostream& out);
+// Whether that section (of analyze_run(run, {})) reads the NVTX ranges of this name: the steps (kDefaultStepPattern)
+// and data loading (the IO verdict) do; the ranges only the idle gaps and the step modules read do not. A model
+// loaded without the others (LoadOptions::keep_nvtx_named) gives the section to the byte, and an NVTX-heavy run's
+// millions of op ranges are never held (issue 33).
+bool summary_section_reads_range(std::string_view name);
 
 // ----- Chrome timeline hook --------------------------------------------------------------------------------
 

@@ -197,6 +197,12 @@ Interval capture_window(const Run& run) {
     return w;
 }
 
+bool summary_section_reads_range(std::string_view name) {
+    // detect_steps's default regex, and the names NameFlags marks kDataLoadingName.
+    static const std::regex step(kDefaultStepPattern, std::regex::ECMAScript | std::regex::icase);
+    return std::regex_match(std::string(name), step) || is_data_loading_range(name);
+}
+
 AnalysisResult analyze_run(const Run& run, const AnalysisOptions& options) {
     AnalysisResult a;
     Context c = build_context(run);

@@ -168,18 +168,7 @@ int main(int argc, char** argv) {
         auto traces = expand_inputs(inputs);
         if (auto e = check_processes(traces, ro.filter.pids); !e.empty()) return cli_error(e);
         // The summary's Analysis section, made as at the end of a run (end_of_run/end_of_run.h): one code path.
-        LoadOptions lo;
-        lo.filter = ro.filter;
-        std::optional<Run> model;
-        ro.summary_analysis = [&](const Aggregate& agg) {
-            return summary_analysis_section(agg, [&]() -> const Run& {
-                if (!model) {
-                    lo.expected = expected_records(agg);  // the summary's read counted them
-                    model = load_run(traces, lo);
-                }
-                return *model;
-            });
-        };
+        ro.summary_analysis = [&](const Aggregate& agg) { return summary_analysis_section(agg, traces, ro.filter); };
         int rc = 0;
         size_t reports_asked = ro.reports.empty() ? 1 : ro.reports.size();
         if (!output.empty() && ro.format == OutputFormat::Csv && reports_asked > 1) {

@@ -24,10 +24,15 @@ std::string summary_analysis_section(const Aggregate& agg, const AnalysisResult*
     return a.str();
 }
 
-std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model) {
+std::string summary_analysis_section(const Aggregate& agg, const std::vector<fs::path>& traces,
+                                     const Filter& filter) {
     if (agg.records > kSummaryAnalysisRecordLimit) return summary_analysis_section(agg, nullptr, "");
     try {
-        AnalysisResult a = analyze_run(model(), {});
+        LoadOptions lo;
+        lo.filter = filter;
+        lo.expected = expected_records(agg);  // the summary's read counted them
+        lo.keep_nvtx_named = summary_section_reads_range;
+        AnalysisResult a = analyze_run(load_run(traces, lo), {});
         return summary_analysis_section(agg, &a, "");
     } catch (const std::exception& e) {
         return summary_analysis_section(agg, nullptr, e.what());

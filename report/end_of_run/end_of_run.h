@@ -21,6 +21,7 @@ namespace gprof::report {
 struct Aggregate;       // model/aggregate.h
 struct AnalysisResult;  // analyze/analysis.h
 struct AnalysisSlice;
+struct Filter;          // model/model.h
 struct RankFigures;     // analyze/ranks.h
 
 enum class SummaryMode { None, Brief, Full };
@@ -40,8 +41,11 @@ inline constexpr uint64_t kTimelineRecordLimit = 5'000'000;
 inline constexpr uint64_t kSummaryAnalysisRecordLimit = 20'000'000;
 
 // The Analysis section of the summary (verdict, utilisation, top findings, steps), the same wherever the summary is
-// printed: `model` is called only when the run is small enough (kSummaryAnalysisRecordLimit).
-std::string summary_analysis_section(const Aggregate& agg, const std::function<const Run&()>& model);
+// printed. This one loads of `traces` (read with `filter`) only what the section reads, and only when the run is
+// small enough (kSummaryAnalysisRecordLimit): the model without the NVTX ranges the section does not read
+// (analyze/analysis.h summary_section_reads_range), its room from the counts `agg`'s read made.
+std::string summary_analysis_section(const Aggregate& agg, const std::vector<std::filesystem::path>& traces,
+                                     const Filter& filter);
 // The same from an analysis made already (`analysis`, or the message it failed with): gprof-run's end of run
 // analyses the run once for the summary, report.html and the timeline.
 std::string summary_analysis_section(const Aggregate& agg, const AnalysisResult* analysis,

@@ -231,6 +231,7 @@ void ProcessTrace::build_indexes() {
     for (const auto& r : memory) widen(r.timestamp, r.timestamp);
     for (const auto& r : memory_pools) widen(r.timestamp, r.timestamp);
     for (const auto& r : graph_launches) widen(r.start, r.end);
+    widen(nvtx_left_out_first, nvtx_left_out_last);
 }
 
 const ApiCall* ProcessTrace::api_for_correlation(uint32_t correlation) const {
@@ -487,6 +488,7 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
     uint64_t total_before = 0;
     ProcessTrace* cur = nullptr;
     std::map<std::vector<uint64_t>, uint32_t> legacy_stack_ids;
+    std::vector<int8_t> nvtx_name_kept;  // keep_nvtx_named's answer by string id: -1 not asked yet, 0 no, 1 yes
     StreamCallbacks cb;
     cb.begin = [&](const StreamContext& ctx) {
         run.processes.emplace_back();
@@ -498,16 +500,32 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         run.base_realtime_ns = ctx.run_base_realtime_ns;
         total_before = 0;
         legacy_stack_ids.clear();
+        nvtx_name_kept.clear();
         for (const ExpectedRecords& e : options.expected)
             if (e.trace == cur->path) {
                 cur->api_calls.reserve(e.api_calls);
-                cur->nvtx.reserve(e.nvtx);
+                if (!options.keep_nvtx_named) cur->nvtx.reserve(e.nvtx);
                 break;
             }
+    };
+    // Whether an NVTX record stays, by keep_nvtx_named; one not kept still widens the process's span.
+    auto nvtx_kept = [&](const TraceReader& reader, ProcessTrace& p, const Nvtx& r) {
+        if (r.name >= reader.string_count()) return true;  // not defined (yet): kept, never decided on a placeholder
+        if (r.name >= nvtx_name_kept.size()) nvtx_name_kept.resize(reader.string_count(), -1);
+        int8_t& kept = nvtx_name_kept[r.name];
+        if (kept < 0) kept = options.keep_nvtx_named(reader.string(r.name)) ? 1 : 0;
+        if (kept) return true;
+        ++p.nvtx_left_out;
+        if (r.start != 0) {
+            if (p.nvtx_left_out_first == 0 || r.start < p.nvtx_left_out_first) p.nvtx_left_out_first = r.start;
+            p.nvtx_left_out_last = std::max({p.nvtx_left_out_last, r.start, r.end});
+        }
+        return false;
     };
     cb.record = [&](const StreamContext& ctx, const Record& r) {
         ProcessTrace& p = *cur;
         ++total_before;
+        if (r.kind == RecordKind::Nvtx && options.keep_nvtx_named && !nvtx_kept(*ctx.reader, p, r.nvtx)) return;
         deliver(r, StoreRecord{p, options, legacy_stack_ids, *ctx.reader});
     };
     cb.end = [&](const StreamContext& ctx) {

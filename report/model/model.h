@@ -194,6 +194,10 @@ struct ProcessTrace {
 
     // Earliest start / latest end of any timed record on the trace clock (0/0 when none).
     trace::Timestamp first_ns = 0, last_ns = 0;
+    // NVTX records the loader left out (LoadOptions::keep_nvtx_named): how many, and the span they covered (earliest
+    // start, latest end; 0/0 when none), which first_ns/last_ns still include.
+    uint64_t nvtx_left_out = 0;
+    trace::Timestamp nvtx_left_out_first = 0, nvtx_left_out_last = 0;
 
     // Records the collector could not record or write (Dropped.count of every source that loses data). NVTX ranges
     // still open at the end are not among them: they are in the trace with end 0 ("never ended").
@@ -267,6 +271,11 @@ struct LoadOptions {
     Filter filter;
     bool keep_backtraces = true;
     std::vector<ExpectedRecords> expected;  // a room hint only: a count too small or too large changes nothing else
+    // When set, an NVTX record is kept only when this says yes to its name (asked once per name of a trace; a name
+    // the trace has not defined when the record is read is kept): a reader that needs a few ranges of an NVTX-heavy
+    // run (the summary's Analysis: analyze/analysis.h) need not hold them all. Left out, a record still counts in
+    // the process's span (ProcessTrace::nvtx_left_out).
+    std::function<bool(std::string_view name)> keep_nvtx_named;
 };
 
 // Loads every input. Never throws for damaged or unreadable traces (they become warnings); throws

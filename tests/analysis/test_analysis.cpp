@@ -367,3 +367,80 @@ TEST_CASE("the end-of-run section names the verdict") {
     print_analysis_section(load_run({dir}), out);
     CHECK(out.str().find("Analysis: GPU-bound") != std::string::npos);
 }
+
+// Issue 33: `gprof-report summary` makes its Analysis section from a model without the NVTX ranges the section does
+// not read (summary_section_reads_range). The section must be the one the whole model gives, to the byte, where those
+// ranges are most of the trace and decide the capture window.
+namespace {
+
+std::string section_of(const std::filesystem::path& dir, const std::function<bool(std::string_view)>& keep,
+                       Run* loaded = nullptr) {
+    LoadOptions lo;
+    lo.keep_nvtx_named = keep;
+    Run run = load_run({dir}, lo);
+    std::ostringstream out;
+    print_analysis_section(run, out);
+    if (loaded) *loaded = std::move(run);
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("the summary's section from a model without the ranges it does not read is the whole model's") {
+    struct Case {
+        const char* what;
+        std::function<void(Synth&)> fill;
+    };
+    const std::vector<Case> cases = {
+        {"steps, data loading and op ranges around every launch; the window is an op range's (IO-bound)",
+         [](Synth& s) {
+             s.range("aten::setup", 0, 40'000 * us);  // the widest record: it alone decides the capture window
+             s.range("aten::mark_like", 39'990 * us, 39'990 * us);  // a zero-length range: never a host range
+             for (uint64_t i = 0; i < 20; ++i) {
+                 uint64_t t = 1000 * us + i * 1500 * us;
+                 s.range("data_loading", t, t + 200 * us, 1);
+                 s.memcpy(trace::MemcpyKind::HtoD, 1 << 20, t + 210 * us, t + 260 * us, false,
+                          trace::MemoryKind::Pageable, 7, t + 200 * us, t + 270 * us);
+                 for (uint64_t k = 0; k < 4; ++k) {
+                     uint64_t o = t + 300 * us + k * 250 * us;
+                     s.range(k % 2 ? "aten::linear" : "aten::conv2d", o, o + 200 * us, 1);
+                     s.range("aten::addmm", o + 10 * us, o + 190 * us, 2);
+                     s.kernel("gemm", o + 40 * us, o + 180 * us, 7, 16, 256, o + 20 * us, o + 30 * us);
+                 }
+                 s.api("cudaMalloc", t + 1300 * us, t + 1310 * us);
+                 s.range(("ProfilerStep#" + std::to_string(i)).c_str(), t, t + 1400 * us, 0);
+             }
+             s.range_never_ended("aten::dangling", 39'000 * us, 3);
+         }},
+        {"op ranges on threads without CUDA calls, steps on the launching one (CPU/launch-bound)",
+         [](Synth& s) {
+             for (uint64_t i = 0; i < 30; ++i) {
+                 uint64_t t = i * 1000 * us;
+                 for (uint64_t tid = 200; tid < 203; ++tid)
+                     for (uint64_t k = 0; k < 5; ++k)
+                         s.range("worker_op", t + k * 150 * us, t + k * 150 * us + 120 * us, 0, tid);
+                 s.kernel("tiny", t + 100 * us, t + 120 * us, 7, 4, 256, t + 10 * us, t + 90 * us);
+                 s.range("train_step", t, t + 900 * us, 0);
+             }
+             s.range("worker_op", 29'990 * us, 31'000 * us, 0, 201);  // after every CUDA record: the window's end
+         }},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        TempDir tmp;
+        auto dir = tmp.path() / "run";
+        testing::write_run(dir, c.fill);
+        Run whole, reduced;
+        const std::string expected = section_of(dir, {}, &whole);
+        const std::string got = section_of(dir, summary_section_reads_range, &reduced);
+        CHECK(got == expected);
+        // The ranges were left out (else this compares the whole model with itself), yet still widen the window.
+        REQUIRE(reduced.processes.size() == 1);
+        CHECK(reduced.processes[0].nvtx_left_out > 0);
+        CHECK(reduced.processes[0].nvtx.size() + reduced.processes[0].nvtx_left_out == whole.processes[0].nvtx.size());
+        CHECK(capture_window(reduced).start == capture_window(whole).start);
+        CHECK(capture_window(reduced).end == capture_window(whole).end);
+        // And the section does read the ranges that are kept: without them it changes.
+        CHECK(section_of(dir, [](std::string_view) { return false; }) != expected);
+    }
+}

@@ -78,13 +78,7 @@ TEST_CASE("finish_run: summary.txt, the printed summary and gprof-report's summa
         ReportOptions ro;
         ro.brief_rows = rows;
         auto traces = find_traces(dir.path());
-        std::optional<Run> model;
-        ro.summary_analysis = [&](const Aggregate& agg) {
-            return summary_analysis_section(agg, [&]() -> const Run& {
-                if (!model) model = load_run(traces);
-                return *model;
-            });
-        };
+        ro.summary_analysis = [&](const Aggregate& agg) { return summary_analysis_section(agg, traces, Filter{}); };
         std::ostringstream out, err;
         run_reports(traces, ro, out, err);
         return out.str();

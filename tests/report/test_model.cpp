@@ -112,3 +112,45 @@ TEST_CASE("symbolizer: resolves a function of a real ELF, falls back to module+o
     CHECK(sym.frame(0x1010) == "libgone.so+0x10");
     CHECK(sym.frame(0x10) == "0x10");
 }
+
+// Issue 33: LoadOptions::keep_nvtx_named leaves out the NVTX records of the names it refuses, asked once per name,
+// counts them and keeps their span in the process's first/last times.
+TEST_CASE("model: NVTX records left out by name still count in the span", "[model]") {
+    TempDir dir;
+    write_trace(dir.file("app.4242.gprof"), [](gprof::trace::TraceWriter& w) {
+        auto range = [&](const char* name, uint64_t s, uint64_t e) {
+            gprof::trace::Nvtx r;
+            r.start = 2'000'000'000 + s;
+            r.end = e ? 2'000'000'000 + e : 0;
+            r.tid = r.end_tid = 7;
+            r.name = w.intern(name);
+            w.add(r);
+        };
+        range("op", 0, 50);         // the earliest record
+        range("step", 100, 900);
+        range("op", 200, 300);
+        range("op", 950, 0);         // never ended: its start is the latest time
+        range("step", 400, 500);
+    }, true, test_header(4242));
+    std::map<std::string, int> asked;
+    LoadOptions lo;
+    lo.keep_nvtx_named = [&](std::string_view name) {
+        ++asked[std::string(name)];
+        return name == "step";
+    };
+    Run reduced = load_run({dir.path()}, lo);
+    Run whole = load_run({dir.path()});
+    REQUIRE(reduced.processes.size() == 1);
+    const ProcessTrace& p = reduced.processes[0];
+    CHECK(asked == std::map<std::string, int>{{"op", 1}, {"step", 1}});
+    REQUIRE(p.nvtx.size() == 2);
+    CHECK(p.str(p.nvtx[0].name) == "step");
+    CHECK(p.nvtx_left_out == 3);
+    CHECK(p.nvtx_left_out_first == 2'000'000'000);
+    CHECK(p.nvtx_left_out_last == 2'000'000'950);
+    CHECK(p.first_ns == whole.processes[0].first_ns);
+    CHECK(p.last_ns == whole.processes[0].last_ns);
+    CHECK(p.first_ns == 2'000'000'000);
+    CHECK(p.last_ns == 2'000'000'950);
+    CHECK(p.filtered_out == whole.processes[0].filtered_out);  // not a selection: nothing filtered out
+}
