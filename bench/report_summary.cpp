@@ -6,6 +6,8 @@
 //     with a handful of names, as PyTorch's emit_nvtx() (a range per op) or a decorator on every function makes them;
 //   - the same with CUDA work (BM_*/2/, "nvtx+cuda"): a kernel launch in each inner range, 9.6 M records in all.
 //
+// BM_summary is the aggregate's tables alone; BM_summary_table the table summary as printed, with its Analysis.
+//
 //   build-*/bench/report_summary [--benchmark_filter=...]     GPROF_BENCH_RECORDS=N, GPROF_BENCH_NVTX_RECORDS=N
 //                                                              to change the sizes
 #include <benchmark/benchmark.h>

@@ -225,6 +225,7 @@ void decide(AnalysisResult& a) {
 }
 
 std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps) {
+    if (max_gaps == 0) return {};  // every gap would be ranked for none (the summary's section shows none)
     // Rank every gap by (longest, earliest, device order) without materialising them all, then keep the top ones.
     struct Candidate {
         int64_t duration, start;

@@ -32,7 +32,9 @@ std::string summary_analysis_section(const Aggregate& agg, const std::vector<fs:
         lo.filter = filter;
         lo.expected = expected_records(agg);  // the summary's read counted them
         lo.keep_nvtx_named = summary_section_reads_range;
-        AnalysisResult a = analyze_run(load_run(traces, lo), {});
+        AnalysisOptions ao;
+        ao.max_gaps = 0;  // the section shows no idle gap
+        AnalysisResult a = analyze_run(load_run(traces, lo), ao);
         return summary_analysis_section(agg, &a, "");
     } catch (const std::exception& e) {
         return summary_analysis_section(agg, nullptr, e.what());

@@ -185,9 +185,12 @@ void ProcessTrace::build_indexes() {
     api_by_corr_.reserve(api_calls.size());
     for (uint32_t i = 0; i < api_calls.size(); ++i)
         if (api_calls[i].correlation) api_by_corr_.emplace_back(api_calls[i].correlation, i);
+    ops_by_corr_.reserve(kernels.size() + memcpys.size() + memsets.size() + syncs.size() + graph_launches.size());
+    std::vector<size_t> op_runs{0};  // where each kind's ops start in ops_by_corr_, then its size
     auto add_ops = [&](const auto& vec, GpuOpKind kind) {
         for (uint32_t i = 0; i < vec.size(); ++i)
             if (vec[i].correlation) ops_by_corr_.emplace_back(vec[i].correlation, GpuOpRef{kind, i});
+        op_runs.push_back(ops_by_corr_.size());
     };
     add_ops(kernels, GpuOpKind::Kernel);
     add_ops(memcpys, GpuOpKind::Memcpy);
@@ -195,10 +198,23 @@ void ProcessTrace::build_indexes() {
     add_ops(syncs, GpuOpKind::Sync);
     add_ops(graph_launches, GpuOpKind::GraphLaunch);
     for (uint32_t i = 0; i < backtraces.size(); ++i) bt_by_corr_.emplace_back(backtraces[i].correlation, i);
+    // A stable sort of each index by correlation. Each kind's records mostly come in correlation order already: a
+    // run found sorted is left as it is, and the runs of the op index (one per kind) are merged, stably, in the order
+    // they were appended, which gives what one stable sort of the whole gives, in linear time (the sorts were a large
+    // share of the summary's Analysis on a 10^7-record run: docs/performance.md, issue 33).
     auto by_first = [](const auto& a, const auto& b) { return a.first < b.first; };
-    std::stable_sort(api_by_corr_.begin(), api_by_corr_.end(), by_first);
-    std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), by_first);
-    std::stable_sort(bt_by_corr_.begin(), bt_by_corr_.end(), by_first);
+    auto stable_sort_run = [&](auto first, auto last) {
+        if (!std::is_sorted(first, last, by_first)) std::stable_sort(first, last, by_first);
+    };
+    stable_sort_run(api_by_corr_.begin(), api_by_corr_.end());
+    for (size_t r = 0; r + 1 < op_runs.size(); ++r) {
+        stable_sort_run(ops_by_corr_.begin() + static_cast<std::ptrdiff_t>(op_runs[r]),
+                        ops_by_corr_.begin() + static_cast<std::ptrdiff_t>(op_runs[r + 1]));
+        if (r > 0)
+            std::inplace_merge(ops_by_corr_.begin(), ops_by_corr_.begin() + static_cast<std::ptrdiff_t>(op_runs[r]),
+                               ops_by_corr_.begin() + static_cast<std::ptrdiff_t>(op_runs[r + 1]), by_first);
+    }
+    stable_sort_run(bt_by_corr_.begin(), bt_by_corr_.end());
 
     graph_launch_is_work_.assign(graph_launches.size(), true);
     for (size_t i = 0; i < graph_launches.size(); ++i) {
@@ -513,7 +529,11 @@ Run load_run(const std::vector<fs::path>& inputs, const LoadOptions& options) {
         if (r.name >= reader.string_count()) return true;  // not defined (yet): kept, never decided on a placeholder
         if (r.name >= nvtx_name_kept.size()) nvtx_name_kept.resize(reader.string_count(), -1);
         int8_t& kept = nvtx_name_kept[r.name];
-        if (kept < 0) kept = options.keep_nvtx_named(reader.string(r.name)) ? 1 : 0;
+        if (kept < 0) {
+            std::string_view name = reader.string(r.name);
+            if (name.starts_with("<string #")) return true;  // the same: an id below others, not defined yet
+            kept = options.keep_nvtx_named(name) ? 1 : 0;
+        }
         if (kept) return true;
         ++p.nvtx_left_out;
         if (r.start != 0) {

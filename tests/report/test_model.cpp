@@ -154,3 +154,40 @@ TEST_CASE("model: NVTX records left out by name still count in the span", "[mode
     CHECK(p.last_ns == 2'000'000'950);
     CHECK(p.filtered_out == whole.processes[0].filtered_out);  // not a selection: nothing filtered out
 }
+
+// Issue 33: the correlation indexes are built by merging each kind's run (sorted already, or sorted alone) instead of
+// one stable sort of them all; the order of a correlation's ops must stay the one stable sort gave: by kind in the
+// order kernels, memcpys, memsets, syncs, graph launches, then in file order.
+TEST_CASE("model: a correlation's ops in kind order, then file order, from unsorted runs", "[model]") {
+    ProcessTrace p;
+    auto kernel = [&](uint32_t corr) {
+        gprof::trace::Kernel k;
+        k.correlation = corr;
+        p.kernels.push_back(k);
+    };
+    auto copy = [&](uint32_t corr) {
+        gprof::trace::Memcpy m;
+        m.correlation = corr;
+        p.memcpys.push_back(m);
+    };
+    kernel(5), kernel(3), kernel(3), kernel(1);  // not in correlation order
+    copy(3), copy(1), copy(7);
+    gprof::trace::Memset ms;
+    ms.correlation = 3;
+    p.memsets.push_back(ms);
+    gprof::trace::GraphLaunch g;
+    g.correlation = 1;
+    p.graph_launches.push_back(g);
+    p.build_indexes();
+    auto ops = [&](uint32_t corr) {
+        std::vector<std::pair<int, uint32_t>> out;
+        for (const GpuOpRef& op : p.gpu_ops_for_correlation(corr)) out.emplace_back(static_cast<int>(op.kind), op.index);
+        return out;
+    };
+    using V = std::vector<std::pair<int, uint32_t>>;
+    CHECK(ops(3) == V{{0, 1}, {0, 2}, {1, 0}, {2, 0}});
+    CHECK(ops(1) == V{{0, 3}, {1, 1}, {4, 0}});
+    CHECK(ops(5) == V{{0, 0}});
+    CHECK(ops(7) == V{{1, 2}});
+    CHECK(ops(2).empty());
+}
