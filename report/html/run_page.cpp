@@ -217,6 +217,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     std::string body = header(in, root);
     const std::string call_sites = call_sites_section(in, limits);
     const std::string cpu = cpu_section(in, limits);
+    const std::string gpu_metrics = gpu_metrics_section(in, limits);
     std::vector<std::pair<std::string, std::string>> links = {{"verdict", "Verdict"},
                                                               {"utilisation", "GPU utilisation"},
                                                               {"kernels", "Kernels"},
@@ -225,6 +226,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
                                                               {"steps", "Steps"},
                                                               {"nvtx", "NVTX"},
                                                               {"api", "API calls"}};
+    if (!gpu_metrics.empty()) links.insert(links.begin() + 2, {"gpumetrics", "GPU metrics"});
     if (!call_sites.empty()) links.emplace_back("callsites", "Call sites");
     if (!cpu.empty()) links.emplace_back("cpu", "CPU samples");
     links.emplace_back("processes", "Processes and devices");
@@ -234,6 +236,7 @@ std::string render_run_page(const RunPageInputs& in, const Limits& limits) {
     body += verdict_section(in);
     if (in.ranks) body += ranks_section(*in.ranks);
     body += utilisation_section(in, limits);
+    body += gpu_metrics;
     body += kernels_section(in, limits);
     body += memops_section(in);
     body += memory_section(in, limits);

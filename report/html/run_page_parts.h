@@ -92,6 +92,8 @@ inline std::string more_rows(const Table& t, const char* what, const char* repor
 std::string kernels_section(const RunPageInputs& in, const Limits& limits);
 std::string memops_section(const RunPageInputs& in);
 std::string memory_section(const RunPageInputs& in, const Limits& limits);
+// GPU metrics over time (gpu_metrics_section.cpp): "" for a run without them.
+std::string gpu_metrics_section(const RunPageInputs& in, const Limits& limits);
 std::string steps_section(const RunPageInputs& in, const Limits& limits);
 std::string nvtx_section(const RunPageInputs& in, const Limits& limits);
 std::string api_section(const RunPageInputs& in, const Limits& limits);

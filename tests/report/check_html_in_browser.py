@@ -9,7 +9,8 @@ file) loads one report in an iframe, clicks a table header and checks that the r
 
     check_html_in_browser.py --report gprof-report --gprof-run gprof-run --nvtx-example gprof-example-nvtx \
         --torch-train examples/torch-train --memcpy-run tests/data/h100/ka-static-memcpy \
-        --memcpy-other tests/data/h100/ka-shared-memcpy --cpu-app test_cpu_split_app [--screenshot out.png]
+        --memcpy-other tests/data/h100/ka-shared-memcpy --cpu-app test_cpu_split_app \
+        --gpu-metrics-run gprof-test-gpu-metrics-run [--screenshot out.png]
 
 Exit 0 when every page passed, 1 with the reasons otherwise; no Chromium installed is a failure too (scripts/setup installs it).
 """
@@ -104,6 +105,8 @@ def main():
     ap.add_argument("--memcpy-run", required=True)
     ap.add_argument("--memcpy-other", required=True)
     ap.add_argument("--cpu-app", required=True, help="a CPU-bound program (work_a/work_b 70/30): its CPU flame graph")
+    ap.add_argument("--gpu-metrics-run", required=True,
+                    help="a test double that writes a generated run with GPU metrics into a directory")
     ap.add_argument("--screenshot", help="also save a screenshot of the torch-train report here")
     args = ap.parse_args()
     browser = find_browser()
@@ -156,6 +159,13 @@ def main():
         run([args.report, "html", job, "-o", ranks_page])
         check_page(browser, ranks_page, ['id="ranks"', 'class="chart heat"', 'class="chart bar-chart"', "rank 0 @",
                                          "rank 1 @", "Work per step of each rank", "straggler"], failures, "ranks")
+        # GPU metrics (issue 37): a generated run (no GPU here), its chart of the shares and the figures per metric.
+        metrics_run = os.path.join(tmp, "gpu-metrics-run")
+        run([args.gpu_metrics_run, metrics_run])
+        metrics = os.path.join(tmp, "gpu-metrics.html")
+        run([args.report, "html", metrics_run, "-o", metrics])
+        check_page(browser, metrics, ['id="gpumetrics"', "GPU metrics over time", 'class="series m0 line"',
+                                      "Tensor pipe active", "While kernels ran", "45.0 %"], failures, "gpu-metrics")
         # The CI view: one H100 run against another.
         diff = os.path.join(tmp, "diff.html")
         run([args.report, "diff", args.memcpy_run, args.memcpy_other, "--format", "html", "-o", diff], ok=(0, 1))

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpu_metrics_fixture.h"
+#include "html/html.h"
 #include "model/aggregate.h"
 #include "reports/reports.h"
 #include "timeline/timeline.h"
@@ -181,4 +182,33 @@ TEST_CASE("GPU metrics on the timeline: a counter track per device and metric, J
     INFO(out.str());
     CHECK(rc == 0);
     CHECK(out.str().find(" 37 counter samples,") != std::string::npos);  // 10 + 9 + 9 + 9, as the JSON has them
+}
+
+// report.html: under the utilisation chart, a chart of the device's shares over time (one line each) and the
+// summary's figures per metric; a run without metrics has neither the section nor its colours.
+TEST_CASE("GPU metrics in report.html: the shares over time and the figures per metric", "[html][gpu-metrics]") {
+    TempDir dir;
+    write_trace(dir.file("app.4242.gprof"), fill_gpu_metrics_run);
+    const std::string page = gprof::report::html::render_run_page({dir.path()}, {});
+    const size_t at = page.find("<section id=\"gpumetrics\"><h2>GPU metrics over time</h2>");
+    REQUIRE(at != std::string::npos);
+    CHECK(at > page.find("<section id=\"utilisation\""));  // under the utilisation chart
+    CHECK(page.find("<a href=\"#gpumetrics\">GPU metrics</a>") != std::string::npos);
+    const std::string section = page.substr(at, page.find("</section>", at) - at);
+    INFO(section);
+    CHECK(section.find("GH100, set gh100, 10 samples every 100.00us; kernels ran 350.00us of the 1.0000ms sampled") !=
+          std::string::npos);
+    // Three shares charted (DRAM read is a rate: in the table only), one line each.
+    CHECK(section.find("class=\"series m0 line\"") != std::string::npos);
+    CHECK(section.find("class=\"series m2 line\"") != std::string::npos);
+    CHECK(section.find("class=\"series m3") == std::string::npos);
+    CHECK(section.find("<i class=\"m1\"></i>Tensor pipe active") != std::string::npos);
+    for (const char* figure : {"45.0 %", "40.0 %", "80.0 %", "90.0 %", "32.9 %", "1.00 GB/s"})
+        CHECK(section.find(figure) != std::string::npos);
+
+    TempDir plain;
+    write_small_run(plain);
+    const std::string other = gprof::report::html::render_run_page({plain.path()}, {});
+    CHECK(other.find("gpumetrics") == std::string::npos);
+    CHECK(other.find("--m0") == std::string::npos);
 }
