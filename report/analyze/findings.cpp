@@ -1,5 +1,5 @@
 // The findings: one function per rule (small copies, tiny grids, one busy stream, calls in the steady state,
-// dropped records, ranks), each with its evidence and advice. Rules and thresholds: docs/analysis.md.
+// dropped records, ranks; the GPU metrics' in gpu_metric_findings.cpp), each with its evidence and advice. Rules and thresholds: docs/analysis.md.
 #include "analyze/run_parts.h"
 
 namespace gprof::report::analysis_run {
@@ -357,6 +357,7 @@ std::vector<Finding> findings(const Context& c, const StepSet& steps, const std:
     single_busy_stream_findings(c, devs, out);
     steady_state_call_findings(c, steps, sites, out);
     dropped_records_finding(c, out);
+    gpu_metric_findings(c, devs, out);
     rank_findings(out);
     return out;
 }

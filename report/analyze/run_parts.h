@@ -33,6 +33,12 @@ constexpr double kMinShareOfWindow = 0.01;
 constexpr size_t kMinOccurrences = 10;
 constexpr double kTinyGridTimeShare = 0.10;
 constexpr double kSingleStreamShare = 0.90;
+// The GPU metrics' rules (gpu_metric_findings.cpp), on each device's figures while kernels ran.
+constexpr uint64_t kMinMetricSamples = 10;   // kernel time inside the samples: at least this many intervals' worth
+constexpr double kSmIdlePct = 50.0;          // sm_idle_while_busy: SM active below this on a GPU-bound device
+constexpr double kMemoryBoundDramPct = 60.0; // memory_bound: DRAM throughput at least this share of peak
+constexpr double kTensorUnusedPct = 1.0;     // tensor_cores_unused: tensor pipe active below this ...
+constexpr double kMatmulKernelShare = 0.30;  // ... while matmul kernels take at least this share of kernel time
 
 inline bool timed(trace::Timestamp s, trace::Timestamp e) { return s != 0 && e >= s; }
 
@@ -121,5 +127,6 @@ void decide(AnalysisResult& a);
 std::vector<IdleGap> idle_gaps(const Context& c, size_t max_gaps);
 std::vector<Finding> findings(const Context& c, const StepSet& steps, const std::vector<DeviceUtilisation>& devs);
 std::vector<Interval> steady_state(const Context& c, const StepSet& steps);
+void gpu_metric_findings(const Context& c, const std::vector<DeviceUtilisation>& devs, std::vector<Finding>& out);
 
 }  // namespace gprof::report::analysis_run

@@ -18,10 +18,9 @@ struct KnownMetric {
 
 // The metrics of collector/metrics/metric_sets.cpp's sets, as the outputs name them.
 constexpr KnownMetric kKnownMetrics[] = {
-    {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "SM active", GpuMetricUnit::Percent},
-    {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "Tensor pipe active",
-     GpuMetricUnit::Percent},
-    {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", GpuMetricUnit::Percent},
+    {kSmActiveMetric, "SM active", GpuMetricUnit::Percent},
+    {kTensorPipeMetric, "Tensor pipe active", GpuMetricUnit::Percent},
+    {kDramThroughputMetric, "DRAM throughput", GpuMetricUnit::Percent},
     {"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "Warps active", GpuMetricUnit::Percent},
     {"gr__cycles_active.sum", "GR active cycles", GpuMetricUnit::PerSecond},
     {"gr__cycles_elapsed.max", "GR clock", GpuMetricUnit::PerSecond},

@@ -20,6 +20,12 @@ namespace gprof::report {
 // rate (bytes a second, cycles a second).
 enum class GpuMetricUnit { Percent, BytesPerSecond, PerSecond };
 
+// The metrics the analysis rules read (collector/metrics/metric_sets.cpp samples them on every chip it has a set for).
+inline constexpr std::string_view kSmActiveMetric = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kTensorPipeMetric =
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kDramThroughputMetric = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+
 // A metric as people read it: "SM active" for sm__cycles_active.avg.pct_of_peak_sustained_elapsed; a name gprof-run
 // does not know keeps its own text.
 struct GpuMetricLabel {
