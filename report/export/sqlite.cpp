@@ -10,6 +10,7 @@
 
 #include "output/output_file.h"
 
+#include <cmath>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -113,6 +114,7 @@ private:
 struct TableDef {
     const char* name;
     const char* columns;  // the CREATE TABLE column list
+    bool gpu_metrics_only = false;  // made only for a run with GPU metrics, as nsys makes them only with its option
 };
 
 // The one list of tables: their nsys names and columns (nsys types: INTEGER for ids, times and counts).
@@ -160,6 +162,11 @@ const TableDef kTables[] = {
      "color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, "
      "uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, "
      "floatValue REAL, jsonTextId INTEGER, jsonText TEXT"},
+    // GPU metrics (issue 37): a type per process and device sampled, its metrics; a row per sample and metric.
+    {"TARGET_INFO_GPU_METRICS",
+     "typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL, metricId INTEGER NOT NULL, "
+     "metricName TEXT NOT NULL", true},
+    {"GPU_METRICS", "timestamp INTEGER, typeId INTEGER NOT NULL, metricId INTEGER NOT NULL, value REAL", true},
 };
 
 constexpr int64_t kTidBits = 0x1000000;  // 2^24
@@ -217,7 +224,10 @@ public:
     Exporter(Db& db, const Run& run) : db_(db), run_(run) {}
 
     SqliteExportStats write() {
+        bool metrics = false;
+        for (const auto& p : run_.processes) metrics |= !p.gpu_metrics.series.empty();
         for (const auto& t : kTables) {
+            if (t.gpu_metrics_only && !metrics) continue;
             db_.exec(std::string("CREATE TABLE ") + t.name + " (" + t.columns + ")");
             stats_.tables.emplace_back(t.name);
         }
@@ -257,6 +267,28 @@ private:
         }
         Insert ad(db_, "ANALYSIS_DETAILS", 4);
         ad.i(1, 0).i(2, last - first).i(3, first).i(4, last).step(stats_.rows);
+    }
+
+    // nsys's GPU_METRICS: a sample's values at its start, one row per metric; sourceId the CUDA device, the value as
+    // the host API evaluated it (a share of peak in percent, or a count over the sample).
+    void gpu_metrics(const ProcessTrace& p) {
+        Insert info(db_, "TARGET_INFO_GPU_METRICS", 5);
+        Insert rows(db_, "GPU_METRICS", 4);
+        for (const GpuMetricSeries& s : p.gpu_metrics.series) {
+            const int64_t type = ++metric_types_;
+            const std::string type_name = std::string(p.str(s.name)) + " (" + std::string(p.str(s.chip)) + ", pid " +
+                                          std::to_string(p.pid()) + ")";
+            for (size_t m = 0; m < s.metrics.size(); ++m)
+                info.i(1, type).i(2, s.device).s(3, type_name).i(4, static_cast<int64_t>(m)).s(5, s.metrics[m])
+                    .step(stats_.rows);
+            for (size_t i = 0; i < s.samples(); ++i)
+                for (size_t m = 0; m < s.metrics.size(); ++m) {
+                    const double v = s.value(i, m);
+                    if (!std::isfinite(v)) continue;  // a value the sample lacks
+                    rows.i(1, p.to_run_ns(s.starts[i])).i(2, type).i(3, static_cast<int64_t>(m)).dbl(4, v)
+                        .step(stats_.rows);
+                }
+        }
     }
 
     void enums() {
@@ -303,6 +335,7 @@ private:
                 cd.i(1, it->second).i(2, d.id).i(3, p.pid()).step(stats_.rows);
             }
         }
+        if (!p.gpu_metrics.series.empty()) gpu_metrics(p);
         {
             Insert k(db_, "CUPTI_ACTIVITY_KIND_KERNEL", 23);
             std::unordered_map<StringId, std::array<int64_t, 3>> names;  // demangled, short, mangled
@@ -427,6 +460,7 @@ private:
     const Run& run_;
     SqliteExportStats stats_;
     std::unordered_map<std::string, int64_t> string_ids_;
+    int64_t metric_types_ = 0;  // TARGET_INFO_GPU_METRICS typeIds given so far
     std::map<std::string, int64_t> gpus_;
     int64_t next_domain_ = 1;
     int64_t range_id_ = 0;

@@ -7,9 +7,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <sstream>
 
 #include "gpu_metrics_fixture.h"
+#include "export/sqlite.h"
 #include "html/html.h"
 #include "model/aggregate.h"
 #include "reports/reports.h"
@@ -211,4 +213,50 @@ TEST_CASE("GPU metrics in report.html: the shares over time and the figures per 
     const std::string other = gprof::report::html::render_run_page({plain.path()}, {});
     CHECK(other.find("gpumetrics") == std::string::npos);
     CHECK(other.find("--m0") == std::string::npos);
+}
+
+// The SQLite export: nsys's GPU_METRICS and TARGET_INFO_GPU_METRICS for a run with metrics, neither without.
+TEST_CASE("GPU metrics in the SQLite export: GPU_METRICS rows per sample and metric", "[export][gpu-metrics]") {
+    TempDir dir;
+    write_trace(dir.file("app.4242.gprof"), fill_gpu_metrics_run);
+    const std::string db = dir.file("run.sqlite");
+    export_sqlite(load_run({dir.path()}), db);
+    auto rows = [&](const std::string& sql) {
+        sqlite3* h = nullptr;
+        REQUIRE(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        REQUIRE(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK);
+        std::vector<std::string> out;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            std::string row;
+            for (int c = 0; c < sqlite3_column_count(st); ++c)
+                row += (c ? "|" : "") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, c)));
+            out.push_back(row);
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        return out;
+    };
+    CHECK(rows("SELECT COUNT(*) FROM GPU_METRICS") == std::vector<std::string>{"37"});  // 10 + 9 + 9 + 9 values
+    CHECK(rows("SELECT typeId, sourceId, typeName, metricId, metricName FROM TARGET_INFO_GPU_METRICS WHERE metricId = 0") ==
+          std::vector<std::string>{"1|0|gh100 (GH100, pid 4242)|0|sm__cycles_active.avg.pct_of_peak_sustained_elapsed"});
+    // SM active over time, as nsys users query it (timestamps on the run axis: the samples start at +0).
+    CHECK(rows("SELECT g.timestamp, g.value FROM GPU_METRICS g JOIN TARGET_INFO_GPU_METRICS t ON t.typeId = g.typeId "
+               "AND t.metricId = g.metricId WHERE t.metricName LIKE 'sm__cycles_active%' AND g.timestamp < 300000 "
+               "ORDER BY g.timestamp") == std::vector<std::string>{"0|0.0", "100000|10.0", "200000|20.0"});
+    CHECK(rows("SELECT AVG(value) FROM GPU_METRICS WHERE metricId = 0") == std::vector<std::string>{"45.0"});
+
+    TempDir plain;
+    write_small_run(plain);
+    const std::string other = plain.file("run.sqlite");
+    export_sqlite(load_run({plain.path()}), other);
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open_v2(other.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    REQUIRE(sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '%GPU_METRICS%'", -1, &st, nullptr) ==
+            SQLITE_OK);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(sqlite3_column_int(st, 0) == 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
 }
