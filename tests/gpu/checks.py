@@ -14,10 +14,14 @@ self-test (gpu_check.selftest) proves can fail, and one Check(...) line in regis
 
 This module also holds the checks of the capabilities (group "capability") and of the issues (group "issues").
 """
+import csv
+import glob
+import io
 import json
 import math
 import os
 import re
+import shutil
 import sys
 
 import gpu_check as g
@@ -520,6 +524,13 @@ def check_pm_probe(doc, label):
                                        for n, s, e, share in edges)
                            + f" (within {PM_EDGE_NS / 1e6:.0f} ms, 90% busy); busy samples in idle phases="
                            f"{idle_busy}"))
+    out.append(check_phase_means(doc, f"{label}:phases"))
+    return out
+
+
+def check_phase_means(doc, name):
+    """The samples tell the probe's phases apart: SM and tensor activity highest in the tensor phase, DRAM
+    throughput highest in the copy phase, SM activity in both busy phases above the idle one."""
     means = pm_phase_means(doc)
     t, c, idle = means.get("tensor", {}), means.get("copy", {}), means.get("idle", {})
 
@@ -531,10 +542,112 @@ def check_pm_probe(doc, label):
     ok = (None not in sm + tensor + dram and tensor[0] > max(tensor[1], tensor[2]) and dram[1] > max(dram[0], dram[2])
           and min(sm[0], sm[1]) > sm[2])
     fmt = lambda xs: "/".join("-" if x is None else f"{x:.1f}" for x in xs)  # noqa: E731
-    out.append(verdict(ok, f"{label}:phases",
-                       f"tensor/copy/idle means on cuptiGetTimestamp's clock: SM active % {fmt(sm)}, tensor active % "
-                       f"{fmt(tensor)}, DRAM throughput % {fmt(dram)}"))
+    return verdict(ok, name, f"tensor/copy/idle means on cuptiGetTimestamp's clock: SM active % {fmt(sm)}, tensor "
+                             f"active % {fmt(tensor)}, DRAM throughput % {fmt(dram)}")
+
+
+def gpu_metrics_doc(records, phases_doc):
+    """gprof-run's GPU-metric records of device 0 shaped as the probe's document (columns, rows, interval), with the
+    probe's phase marks, so the probe's checks judge the collector's samples."""
+    sets = [s for s in records.of("gpu_metric_set") if s.get("device") == 0]
+    metrics = sets[-1].get("metrics", "").split() if sets else []
+    rows = [[x["start"], x["end"]] + list(x.get("values", [])) for x in records.of("gpu_metric_sample")
+            if x.get("device") == 0]
+    return {"samples": {"columns": ["start", "end"] + metrics, "rows": rows},
+            "sampling": {"interval_ns": sets[-1].get("interval_ns", 0) if sets else 0},
+            "phases": phases_doc.get("phases", []), "chip": sets[-1].get("chip") if sets else None,
+            "set": sets[-1].get("name") if sets else None}
+
+
+def check_gpu_metrics_run(doc, rc, err, summary_text, label):
+    """`gprof-run --gpu-metrics-devices all` on the phases-only probe: the run is untouched, device 0 sampled with
+    its chip's set, samples contiguous one interval each, no refusal or loss said, the phases told apart as the
+    probe's own sampler tells them, and the summary's GPU metrics section present."""
+    out = []
+    rows = doc["samples"]["rows"]
+    interval = doc["sampling"]["interval_ns"]
+    contiguous = all(b[0] == a[1] for a, b in zip(rows, rows[1:]))
+    one_interval = all(r[1] - r[0] <= 2 * interval for r in rows) if interval else False
+    said = [ln for ln in err.splitlines() if "GPU metrics" in ln and ("not sampled" in ln or "lost" in ln)]
+    out.append(verdict(rc == 0 and doc["set"] == "gh100" and doc["chip"] == "GH100" and len(rows) > 100
+                       and contiguous and one_interval and not said, f"{label}:samples",
+                       f"exit {rc}; chip={doc['chip']} set={doc['set']} samples={len(rows)} contiguous={contiguous} "
+                       f"one interval each={one_interval}; refusals/losses said: {said[:2]}"))
+    out.append(check_phase_means(doc, f"{label}:phases"))
+    out.append(verdict("GPU metrics:" in summary_text and "SM active" in summary_text, f"{label}:summary",
+                       "the summary's GPU metrics section " + ("present" if "GPU metrics:" in summary_text
+                                                               else "missing")))
     return out
+
+
+NCU_METRICS = ("sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+NCU_TOLERANCE_PCT = 20.0  # ncu replays one launch alone; the samples average a phase of back-to-back launches
+
+
+def ncu_kernel_means(csv_text):
+    """{(kernel, metric): mean value} from `ncu --csv --metrics ...` output."""
+    sums, counts = {}, {}
+    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        try:
+            key = (row["Kernel Name"].split("(")[0], row["Metric Name"])
+            val = float(row["Metric Value"].replace(",", ""))
+        except (KeyError, ValueError):
+            continue
+        sums[key] = sums.get(key, 0.0) + val
+        counts[key] = counts.get(key, 0) + 1
+    return {k: sums[k] / counts[k] for k in sums}
+
+
+def check_against_ncu(doc, ncu, label):
+    """The phase means of gprof-run's samples within NCU_TOLERANCE_PCT points of ncu's figures for the same kernels:
+    SM active in the tensor phase (pm_tensor_kernel), DRAM throughput in the copy phase (pm_copy_kernel)."""
+    means = pm_phase_means(doc)
+    pairs = [("tensor", "pm_tensor_kernel", NCU_METRICS[0]), ("copy", "pm_copy_kernel", NCU_METRICS[1])]
+    figures, ok = [], bool(ncu)
+    for phase, kernel, metric in pairs:
+        ours = means.get(phase, {}).get(metric)
+        theirs = ncu.get((kernel, metric))
+        fine = ours is not None and theirs is not None and abs(ours - theirs) <= NCU_TOLERANCE_PCT
+        ok = ok and fine
+        figures.append(f"{phase} {metric.split('.')[0]}: ours {'-' if ours is None else f'{ours:.1f}'} ncu "
+                       f"{'-' if theirs is None else f'{theirs:.1f}'}")
+    return verdict(ok, f"{label}:ncu", "; ".join(figures) + f" (within {NCU_TOLERANCE_PCT:.0f} points)")
+
+
+def gpu_metrics(ctx):
+    """Issue #37 end to end on the GPU: gprof-run's own PM sampler (--gpu-metrics-devices all) on the probe's phases
+    without the probe's sampler, judged as the raw probe is; then ncu's figures for the same two kernels where ncu is
+    installed."""
+    pack, v = ctx.pack, ctx.v
+    run_dir = ctx.run_dir("gpu-metrics")
+    phases_file = os.path.join(ctx.work, "gpu-metrics-phases.json")
+    rc, _, _, err = g.timed(g.launcher_cmd(pack, run_dir, [pack.pm_probe, "--phases-only", "--out", phases_file],
+                                           gpu_metrics="all"), timeout=120)
+    if rc == g.EXIT_NO_DEVICE:
+        v.add("SKIP", "gpu-metrics", g.no_device_reason(err))
+        return
+    phases = load_json(phases_file, rc, err)
+    records, _ = g.load_run(pack, run_dir)
+    doc = gpu_metrics_doc(records, phases)
+    ctx.data()["phases"] = phases
+    ctx.data()["samples"] = len(doc["samples"]["rows"])
+    _, _, summary, serr = g.timed([pack.gprof_report, "summary", run_dir], timeout=300)
+    g.add_all(v, check_gpu_metrics_run(doc, rc, err, summary + serr, "gpu-metrics"))
+    ncu_path = shutil.which("ncu") or next(iter(sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")
+                                                       + glob.glob("/usr/local/cuda*/bin/ncu"))), None)
+    if not ncu_path:
+        v.add("SKIP", "gpu-metrics:ncu", "no ncu on PATH, under /opt/nvidia/nsight-compute or /usr/local/cuda*/bin")
+        return
+    # The probe launches each kernel once or twice to warm up and calibrate before its phases: skipped.
+    rc, _, out, nerr = g.timed([ncu_path, "--csv", "--metrics", ",".join(NCU_METRICS),
+                                "-k", "regex:pm_(tensor|copy)_kernel", "--launch-skip", "3", "-c", "8",
+                                pack.pm_probe, "--phases-only", "--phase-ms", "20"], timeout=240)
+    if rc != 0:
+        v.add("FAIL", "gpu-metrics:ncu", f"ncu exit {rc}: {nerr.strip()[-300:]}")
+        return
+    g.add_all(v, [check_against_ncu(doc, ncu_kernel_means(out), "gpu-metrics")])
 
 
 def pm_sampling_probe(ctx):
@@ -654,8 +767,6 @@ def load_json(path, rc, err):
 #   #34 CUDA 12 drivers: "issues:cupti-12" - the kernels mode and a PyTorch step with the CUPTI 12.9 wheel's
 #       libcupti.so.12 (carried as a wheel, named by GPROF_CUPTI_LIB) on the lent r580 driver: every record kind
 #       read at 12.x's struct sizes, the same answers as with CUPTI 13. Estimate: the smoke test's, twice.
-#   #37 GPU metrics: the probe below stays; "issues:gpu-metrics" adds --gpu-metrics-devices end to end against it
-#       (and ncu's figures for the same kernels).
 
 
 # ----- the registry -------------------------------------------------------------------------------------------------
@@ -875,6 +986,9 @@ def registry(options=None):
         # (3) the open issues
         Check("issues", "pm-sampling-probe", *measured("issues:pm-sampling-probe", "bare and under gprof-run"),
               pm_sampling_probe, "pm-sampling-raw"),
+        Check("issues", "gpu-metrics", 25, "guess: the probe's phases (0.55 s) under gprof-run with PM sampling, "
+              "summary; ncu on 8 launches where installed (issues:pm-sampling-probe took 7.2 s on the H200)",
+              gpu_metrics, "gpu-metrics"),
         Check("issues", "cupti12.9", *measured("issues:cupti12.9", "--check; 6 known-answer modes with CUPTI 13 and "
                                                "12.9; train.py 50 steps twice"), cupti12),
         Check("issues", "cpu-sampling", 55, "guess: train.py 100 steps twice, sampled and -s none, + cpu_sample_sum "
@@ -1180,6 +1294,49 @@ def selftest(expect, kernels_answer):
     shifted = by_name(check_pm_probe(pm_doc(clock_shift=10**12), "pm"))
     expect(shifted.get("pm:clock") == "FAIL" and shifted.get("pm:phases") == "FAIL",
            "PM sampling: samples on another clock fail the clock and the phases checks")
+
+    # gprof-run's own sampler judged as the probe: the probe's synthetic samples as the collector's records.
+    def metric_records(pm, chip="GH100", set_name="gh100", drop=None):
+        cols = pm["samples"]["columns"][2:]
+        recs = [{"k": "gpu_metric_set", "device": 0, "name": set_name, "chip": chip, "metrics": " ".join(cols),
+                 "interval_ns": pm["sampling"]["interval_ns"]}]
+        rows = pm["samples"]["rows"][1:]  # the collector leaves out the first sample (it begins before Start)
+        recs += [{"k": "gpu_metric_sample", "device": 0, "start": r[0], "end": r[1], "values": r[2:]}
+                 for i, r in enumerate(rows) if i != drop]
+        return records(recs)
+    pm = pm_doc()
+    summary_ok = "GPU metrics:\n  GPU 0 (GH100, set gh100): ...\n             SM active  45.0 %"
+    run = gpu_metrics_doc(metric_records(pm), pm)
+    expect(passes(check_gpu_metrics_run(run, 0, "", summary_ok, "gm")),
+           "GPU metrics run: the probe's phases told apart by the collector's samples pass")
+    expect(by_name(check_gpu_metrics_run(gpu_metrics_doc(metric_records(pm, drop=40), pm), 0, "", summary_ok,
+                                         "gm")).get("gm:samples") == "FAIL",
+           "GPU metrics run: a gap between samples fails")
+    refused = "gprof-run: GPU metrics not sampled on device 0: profiling not permitted (...)"
+    expect(by_name(check_gpu_metrics_run(run, 0, refused, summary_ok, "gm")).get("gm:samples") == "FAIL",
+           "GPU metrics run: a refusal said on stderr fails")
+    expect(by_name(check_gpu_metrics_run(gpu_metrics_doc(records([]), pm), 0, "", "", "gm")).get("gm:samples")
+           == "FAIL", "GPU metrics run: no records fails")
+    expect(by_name(check_gpu_metrics_run(run, 0, "", "Profiling result:", "gm")).get("gm:summary") == "FAIL",
+           "GPU metrics run: a summary without the section fails")
+    flat = pm_doc(tensor_pct=(1.0, 1.0))
+    expect(by_name(check_gpu_metrics_run(gpu_metrics_doc(metric_records(flat), flat), 0, "", summary_ok, "gm"))
+           .get("gm:phases") == "FAIL", "GPU metrics run: tensor activity no higher in the tensor phase fails")
+    # ncu's CSV: two launches of each kernel, the first line of ncu's own chatter left out.
+    ncu_csv = "==PROF== Connected to process\n" + "\n".join(
+        ['"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"']
+        + [f'"{i}","{k}(float*, int)","{m}","%","{val}"' for i, (k, m, val) in enumerate([
+            ("pm_tensor_kernel", NCU_METRICS[0], "94.0"), ("pm_tensor_kernel", NCU_METRICS[0], "96.0"),
+            ("pm_copy_kernel", NCU_METRICS[1], "84.0"), ("pm_copy_kernel", NCU_METRICS[1], "86.0")])])
+    ncu = ncu_kernel_means(ncu_csv)
+    expect(ncu.get(("pm_tensor_kernel", NCU_METRICS[0])) == 95.0 and ncu.get(("pm_copy_kernel", NCU_METRICS[1]))
+           == 85.0, "ncu CSV: the mean per kernel and metric")
+    expect(passes([check_against_ncu(run, ncu, "gm")]), "ncu: the samples' phase means within the tolerance pass")
+    far = dict(ncu)
+    far[("pm_copy_kernel", NCU_METRICS[1])] = 30.0
+    expect(by_name([check_against_ncu(run, far, "gm")]).get("gm:ncu") == "FAIL",
+           "ncu: DRAM throughput 55 points from ncu's fails")
+    expect(by_name([check_against_ncu(run, {}, "gm")]).get("gm:ncu") == "FAIL", "ncu: no ncu figures fails")
     late = by_name(check_pm_probe(pm_doc(clock_shift=5_000_000), "pm"))
     expect(late.get("pm:clock") == "FAIL", "PM sampling: samples 5 ms late fail the clock check")
     expect(by_name(check_pm_probe(pm_doc(order_ok=False), "pm")).get("pm:samples") == "FAIL",

@@ -801,7 +801,7 @@ class Pack:
 
 
 def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trace=None, backtrace=False,
-                 nested_driver_calls=False, cuda_api=None, trace=None, sample=None):
+                 nested_driver_calls=False, cuda_api=None, trace=None, sample=None, gpu_metrics=None):
     """The gprof-run command line (launcher/src/options.cpp). The one place that knows its options."""
     cmd = [pack.gprof_run, "-o", run_dir, "-f", "--summary", "none", "--no-timeline"]
     if capture and capture != "none":
@@ -820,6 +820,8 @@ def launcher_cmd(pack, run_dir, argv, capture=None, capture_end=None, graph_trac
         cmd += ["-t", trace]
     if sample:
         cmd += ["-s", sample]
+    if gpu_metrics:
+        cmd += ["--gpu-metrics-devices", gpu_metrics]
     return cmd + ["--"] + argv
 
 

@@ -11,9 +11,12 @@
 //
 //   gprof-test-pm-sampling-probe [--out FILE] [--interval-ns N] [--phase-ms N] [--metrics a,b,...]
 //   gprof-test-pm-sampling-probe --host-only CHIP [--metrics a,b,...]
+//   gprof-test-pm-sampling-probe --phases-only [--out FILE] [--phase-ms N]
 //
 // --host-only runs the host half alone (metric names, properties, passes for a named chip: no GPU needed), which is
 // how the metric list below was chosen for "GH100" (H100 and H200) on a machine without a GPU.
+// --phases-only runs the same phases with no sampler of its own and writes only their marks: the program that
+// gprof-run's own sampler (--gpu-metrics-devices) is checked against, since a second sampler in one process is refused.
 //
 // libcupti is dlopen'ed (the one already in the process first, e.g. gprof-run's), so a missing or refused CUPTI is
 // a JSON document saying so rather than a loader error. Exit: 0 samples decoded (or --host-only done), 77 no CUDA
@@ -290,6 +293,7 @@ struct Options {
     size_t hw_buffer_bytes = 256u << 20;
     std::string out;
     std::string host_only_chip;
+    bool phases_only = false;
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -301,6 +305,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--interval-ns" && (v = value())) o.interval_ns = std::strtoull(v, nullptr, 10);
         else if (a == "--phase-ms" && (v = value())) o.phase_ms = std::atoi(v);
         else if (a == "--host-only" && (v = value())) o.host_only_chip = v;
+        else if (a == "--phases-only") o.phases_only = true;
         else if (a == "--metrics" && (v = value())) {
             o.metrics.clear();
             std::string s = v;
@@ -313,7 +318,8 @@ bool parse(int argc, char** argv, Options& o) {
         } else {
             std::fprintf(stderr,
                          "usage: gprof-test-pm-sampling-probe [--out FILE] [--interval-ns N] [--phase-ms N] "
-                         "[--metrics a,b,...] | --host-only CHIP [--metrics a,b,...]\n");
+                         "[--metrics a,b,...] | --host-only CHIP [--metrics a,b,...] | --phases-only [--out FILE] "
+                         "[--phase-ms N]\n");
             return false;
         }
     }
@@ -668,6 +674,48 @@ int main(int argc, char** argv) {
         doc.key("grid").i64(blocks * 4).key("block").i64(256).close('}');
     }
 
+    std::vector<Phase> phases;
+    // idle, tensor-bound, idle, DRAM-bound, idle; `after` runs after each phase.
+    auto run_steps = [&](const std::function<void(const char*)>& after) {
+        auto tensor = [&] { pm_tensor_kernel<<<blocks, threads>>>(tensor_out, iterations); };
+        auto copy = [&] { pm_copy_kernel<<<blocks * 4, 256>>>(src, dst, copy_floats4); };
+        struct Step {
+            const char* name;
+            int ms;
+            int kind;  // 0 idle, 1 tensor, 2 copy
+        } steps[] = {{"idle", o.idle_ms, 0}, {"tensor", o.phase_ms, 1}, {"idle", o.idle_ms, 0},
+                     {"copy", o.phase_ms, 2}, {"idle", o.idle_ms, 0}};
+        for (const Step& st : steps) {
+            Phase ph;
+            ph.name = st.name;
+            if (st.kind == 1) run_phase(p, ph, st.ms, tensor);
+            else if (st.kind == 2) run_phase(p, ph, st.ms, copy);
+            else run_phase(p, ph, st.ms, std::function<void()>());
+            phases.push_back(ph);
+            after(st.name);
+        }
+    };
+    auto write_phases = [&] {
+        doc.key("phases").open('[');
+        for (const Phase& ph : phases) {
+            doc.open('{').key("name").str(ph.name).key("launches").i64(ph.launches).key("host_ms").num(ph.host_ms);
+            doc.key("cupti_start").u64(ph.cupti_start).key("cupti_end").u64(ph.cupti_end);
+            doc.key("monotonic_start").u64(ph.mono_start).key("monotonic_end").u64(ph.mono_end);
+            doc.key("realtime_start").u64(ph.real_start).key("realtime_end").u64(ph.real_end).close('}');
+        }
+        doc.close(']');
+    };
+    if (o.phases_only) {
+        run_steps([](const char*) {});
+        cudaError_t pe = cudaDeviceSynchronize();
+        write_phases();
+        cudaFree(src);
+        cudaFree(dst);
+        cudaFree(tensor_out);
+        return finish(o, p, doc, pe == cudaSuccess ? 0 : 1,
+                      pe == cudaSuccess ? "" : std::string("phases: ") + cudaGetErrorString(pe));
+    }
+
     auto pi = PROBE_PARAMS(CUpti_Profiler_Initialize_Params);
     if (!p.ok("cuptiProfilerInitialize", p.api.cuptiProfilerInitialize(&pi)))
         return finish(o, p, doc, 1, "");
@@ -739,28 +787,12 @@ int main(int argc, char** argv) {
     }
     doc.key("counter_data_image_bytes").u64(s.counter_data.size());
 
-    std::vector<Phase> phases;
     auto start = PROBE_PARAMS(CUpti_PmSampling_Start_Params);
     start.pPmSamplingObject = s.object;
     auto start_sampling = [&] { return p.ok("cuptiPmSamplingStart", p.api.cuptiPmSamplingStart(&start)); };
     if (configured && timed("cuptiPmSamplingStart", start_sampling)) {
-        auto tensor = [&] { pm_tensor_kernel<<<blocks, threads>>>(tensor_out, iterations); };
-        auto copy = [&] { pm_copy_kernel<<<blocks * 4, 256>>>(src, dst, copy_floats4); };
-        struct Step {
-            const char* name;
-            int ms;
-            int kind;  // 0 idle, 1 tensor, 2 copy
-        } steps[] = {{"idle", o.idle_ms, 0}, {"tensor", o.phase_ms, 1}, {"idle", o.idle_ms, 0},
-                     {"copy", o.phase_ms, 2}, {"idle", o.idle_ms, 0}};
-        for (const Step& st : steps) {
-            Phase ph;
-            ph.name = st.name;
-            if (st.kind == 1) run_phase(p, ph, st.ms, tensor);
-            else if (st.kind == 2) run_phase(p, ph, st.ms, copy);
-            else run_phase(p, ph, st.ms, std::function<void()>());
-            phases.push_back(ph);
-            s.drain(st.name);  // decoding while sampling goes on, as a collector's thread would
-        }
+        // Decoding after each phase while sampling goes on, as a collector's thread would.
+        run_steps([&](const char* phase) { s.drain(phase); });
         auto stop = PROBE_PARAMS(CUpti_PmSampling_Stop_Params);
         stop.pPmSamplingObject = s.object;
         timed("cuptiPmSamplingStop", [&] { return p.ok("cuptiPmSamplingStop", p.api.cuptiPmSamplingStop(&stop)); });
@@ -771,14 +803,7 @@ int main(int argc, char** argv) {
     p.ok("cuptiPmSamplingDisable", p.api.cuptiPmSamplingDisable(&dis));
     host_deinit(p, cfg.host);
 
-    doc.key("phases").open('[');
-    for (const Phase& ph : phases) {
-        doc.open('{').key("name").str(ph.name).key("launches").i64(ph.launches).key("host_ms").num(ph.host_ms);
-        doc.key("cupti_start").u64(ph.cupti_start).key("cupti_end").u64(ph.cupti_end);
-        doc.key("monotonic_start").u64(ph.mono_start).key("monotonic_end").u64(ph.mono_end);
-        doc.key("realtime_start").u64(ph.real_start).key("realtime_end").u64(ph.real_end).close('}');
-    }
-    doc.close(']');
+    write_phases();
     doc.key("call_times").open('[');
     for (const CallTime& c : call_times)
         doc.open('{').key("call").str(c.name).key("cupti_before").u64(c.before).key("cupti_after").u64(c.after)
