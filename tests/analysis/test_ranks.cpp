@@ -24,6 +24,7 @@
 #include "reports/reports.h"
 #include "synthetic_trace.h"
 #include "timeline/model.h"
+#include "check_perfetto.h"
 
 using namespace gprof::testing;
 using namespace gprof::report;
@@ -756,17 +757,10 @@ TEST_CASE("identity: traces of format 1.2 (no boot id) and runs without ranks ke
 TEST_CASE("identity: the Perfetto timeline of ranks that share a pid keeps them apart", "[ranks][identity][perfetto]") {
     TempDir tmp;
     write_job(tmp.path() / "job", straggler_job());
-    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
-                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
-                      "/report/timeline/perfetto_trace_subset.proto " + (tmp.path() / "job").string() + " > " +
-                      tmp.file("check.txt") + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream in(tmp.file("check.txt"));
-    std::stringstream out;
-    out << in.rdbuf();
-    INFO(out.str());
-    CHECK(rc == 0);
-    CHECK(out.str().find(" slices,") != std::string::npos);
+    PerfettoCheck check = check_perfetto((tmp.path() / "job").string(), tmp.file("check.txt"));
+    INFO(check.output);
+    CHECK(check.exit_code == 0);
+    CHECK(check.output.find(" slices,") != std::string::npos);
 }
 
 TEST_CASE("inputs: a directory holding the run directories, up to three levels down, stands for them", "[ranks]") {

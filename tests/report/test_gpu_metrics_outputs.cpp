@@ -16,6 +16,7 @@
 #include "model/aggregate.h"
 #include "reports/reports.h"
 #include "timeline/timeline.h"
+#include "check_perfetto.h"
 
 using namespace gprof::report;
 using namespace gprof::testing;
@@ -173,17 +174,10 @@ TEST_CASE("GPU metrics on the timeline: a counter track per device and metric, J
     CHECK(read[0].second == Approx(1e9));
     CHECK(counters.count("GPU 0: NVIDIA H100 80GB HBM3 | DRAM throughput (%)"));
 
-    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
-                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
-                      "/report/timeline/perfetto_trace_subset.proto " + dir.path().string() + " > " +
-                      dir.file("check.txt") + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream in(dir.file("check.txt"));
-    std::stringstream out;
-    out << in.rdbuf();
-    INFO(out.str());
-    CHECK(rc == 0);
-    CHECK(out.str().find(" 37 counter samples,") != std::string::npos);  // 10 + 9 + 9 + 9, as the JSON has them
+    PerfettoCheck check = check_perfetto(dir.path().string(), dir.file("check.txt"));
+    INFO(check.output);
+    CHECK(check.exit_code == 0);
+    CHECK(check.output.find(" 37 counter samples,") != std::string::npos);  // 10 + 9 + 9 + 9, as the JSON has them
 }
 
 // report.html: under the utilisation chart, a chart of the device's shares over time (one line each) and the

@@ -12,6 +12,7 @@
 #include "golden_util.h"
 #include "timeline/timeline.h"
 #include "report_fixture.h"
+#include "check_perfetto.h"
 
 using namespace gprof::report;
 using namespace gprof::testing;
@@ -246,17 +247,10 @@ TEST_CASE("timeline: format by file name", "[timeline][perfetto]") {
 TEST_CASE("timeline: the Perfetto protobuf of the small run holds the JSON's slices", "[timeline][perfetto]") {
     TempDir dir;
     write_small_run(dir);
-    std::string cmd = std::string("python3 ") + GPROF_SOURCE_DIR + "/tests/report/check_perfetto.py --report " +
-                      GPROF_REPORT_EXE + " --proto " + GPROF_SOURCE_DIR +
-                      "/report/timeline/perfetto_trace_subset.proto " + dir.path().string() + " > " +
-                      dir.file("check.txt") + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream in(dir.file("check.txt"));
-    std::stringstream out;
-    out << in.rdbuf();
-    INFO(out.str());
-    CHECK(rc == 0);
-    CHECK(out.str().find(" slices,") != std::string::npos);
+    PerfettoCheck check = check_perfetto(dir.path().string(), dir.file("check.txt"));
+    INFO(check.output);
+    CHECK(check.exit_code == 0);
+    CHECK(check.output.find(" slices,") != std::string::npos);
 }
 
 TEST_CASE("timeline: Perfetto bytes start with the clock snapshot packet, stats match the model", "[timeline][perfetto]") {
