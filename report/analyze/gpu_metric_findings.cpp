@@ -55,8 +55,8 @@ void gpu_metric_findings(const Context& c, const std::vector<DeviceUtilisation>&
             if (s.busy_ns < kMinMetricSamples * std::max<uint64_t>(s.interval_ns, 1)) continue;
             const double sm = busy_figure(s, kSmActiveMetric), dram = busy_figure(s, kDramThroughputMetric),
                          tensor = busy_figure(s, kTensorPipeMetric);
-            const int64_t first = p.to_run_ns(*std::min_element(series.starts.begin(), series.starts.end()));
-            const int64_t last = p.to_run_ns(*std::max_element(series.ends.begin(), series.ends.end()));
+            const int64_t first = p.to_run_ns(series.first_start());
+            const int64_t last = p.to_run_ns(series.last_end());
             const std::string gpu = "GPU " + std::to_string(series.device);
             const DeviceUtilisation* util = nullptr;
             for (const DeviceUtilisation& d : devs)

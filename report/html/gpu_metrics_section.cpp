@@ -60,8 +60,8 @@ std::string gpu_metrics_section(const RunPageInputs& in, const Limits& limits) {
     for (const ProcessTrace& p : in.run->processes)
         for (const GpuMetricSeries& series : p.gpu_metrics.series) {
             if (!series.samples()) continue;
-            int64_t x0 = p.to_run_ns(*std::min_element(series.starts.begin(), series.starts.end()));
-            int64_t x1 = p.to_run_ns(*std::max_element(series.ends.begin(), series.ends.end()));
+            int64_t x0 = p.to_run_ns(series.first_start());
+            int64_t x1 = p.to_run_ns(series.last_end());
             if (x1 <= x0) continue;
             std::vector<size_t> shares;
             for (size_t m = 0; m < series.metrics.size() && shares.size() < kChartedShares; ++m)

@@ -69,9 +69,12 @@ GpuMetricsSummarizer::GpuMetricsSummarizer(const GpuMetricSeries& series) : seri
     busy_.assign(order_.size(), 0.0);
 }
 
+uint64_t GpuMetricsSummarizer::length_ns(size_t sample) const {
+    return series_.ends[sample] > series_.starts[sample] ? series_.ends[sample] - series_.starts[sample] : 0;
+}
+
 double GpuMetricsSummarizer::figure(size_t sample, size_t metric) const {
-    const uint64_t ns = series_.ends[sample] > series_.starts[sample] ? series_.ends[sample] - series_.starts[sample] : 0;
-    const double f = gpu_metric_figure(labels_[metric].unit, series_.value(sample, metric), ns);
+    const double f = gpu_metric_figure(labels_[metric].unit, series_.value(sample, metric), length_ns(sample));
     return std::isfinite(f) ? f : kNaN;  // an infinite value (a damaged trace) is no figure: left out like a missing one
 }
 
@@ -121,8 +124,7 @@ GpuMetricsSummary GpuMetricsSummarizer::finish(const std::vector<std::string>& r
     out.samples = order_.size();
     std::vector<double> figures;
     for (size_t i = 0; i < order_.size(); ++i) {
-        const uint32_t s = order_[i];
-        out.sampled_ns += series_.ends[s] > series_.starts[s] ? series_.ends[s] - series_.starts[s] : 0;
+        out.sampled_ns += length_ns(order_[i]);
         out.busy_ns += static_cast<uint64_t>(busy_[i]);
     }
     for (size_t m = 0; m < labels_.size(); ++m) {
@@ -135,7 +137,7 @@ GpuMetricsSummary GpuMetricsSummarizer::finish(const std::vector<std::string>& r
             const uint32_t s = order_[i];
             const double v = figure(s, m);
             if (std::isnan(v)) continue;
-            const double ns = static_cast<double>(series_.ends[s] > series_.starts[s] ? series_.ends[s] - series_.starts[s] : 0);
+            const double ns = static_cast<double>(length_ns(s));
             figures.push_back(v);
             sum += v * ns;
             weight += ns;

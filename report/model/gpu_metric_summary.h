@@ -95,6 +95,7 @@ private:
     };
     std::vector<RowSums> rows_;
     double figure(size_t sample, size_t metric) const;  // sample: index into the series
+    uint64_t length_ns(size_t sample) const;            // its interval; 0 when its end is not after its start
 };
 
 }  // namespace gprof::report

@@ -4,6 +4,7 @@
 // with no set before it, or holds more values than its set has metrics, is left out, counted and said in one line.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,9 @@ struct GpuMetricSeries {
     std::vector<double> values;  // samples() rows of metrics.size() values; a sample's missing values are NaN
 
     size_t samples() const { return starts.size(); }
+    // The span the samples cover (samples() > 0): the earliest start, the latest end (samples may come out of order).
+    trace::Timestamp first_start() const { return *std::min_element(starts.begin(), starts.end()); }
+    trace::Timestamp last_end() const { return *std::max_element(ends.begin(), ends.end()); }
     double value(size_t sample, size_t metric) const { return values[sample * metrics.size() + metric]; }
 };
 

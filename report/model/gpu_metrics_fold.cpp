@@ -40,8 +40,8 @@ void Aggregator::finish_gpu_metrics(const ProcessInfo& p, const StreamContext& c
         s.set = std::string(strings_.get(series.name));
         s.chip = std::string(strings_.get(series.chip));
         if (series.samples()) {
-            s.first_ns = ctx.to_run_ns(*std::min_element(series.starts.begin(), series.starts.end()));
-            s.last_ns = ctx.to_run_ns(*std::max_element(series.ends.begin(), series.ends.end()));
+            s.first_ns = ctx.to_run_ns(series.first_start());
+            s.last_ns = ctx.to_run_ns(series.last_end());
         }
         out_.gpu_metrics.push_back(std::move(s));
     }
